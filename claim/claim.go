@@ -1,0 +1,117 @@
+package claim
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// Client performs transitions on a board as one owner.
+type Client struct {
+	Board *sessions.Board
+	Owner string
+}
+
+// New returns a client for owner on board b.
+func New(b *sessions.Board, owner string) (*Client, error) {
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return nil, err
+	}
+	return &Client{Board: b, Owner: owner}, nil
+}
+
+// Claim moves session id from todo/ to doing/<owner>/. Claiming a session
+// this owner already holds succeeds and changes nothing.
+func (c *Client) Claim(id string) (sessions.Session, error) {
+	return c.transition("claim", id, sessions.Todo, "", sessions.Doing, c.Owner)
+}
+
+// Release moves session id from doing/<owner>/ back to todo/.
+func (c *Client) Release(id string) (sessions.Session, error) {
+	return c.transition("release", id, sessions.Doing, c.Owner, sessions.Todo, "")
+}
+
+// Done moves session id from doing/<owner>/ to done/.
+func (c *Client) Done(id string) (sessions.Session, error) {
+	return c.transition("done", id, sessions.Doing, c.Owner, sessions.Done, "")
+}
+
+// Reopen moves session id from done/ back to todo/. Reopening a session that
+// is already in todo succeeds and changes nothing.
+func (c *Client) Reopen(id string) (sessions.Session, error) {
+	return c.transition("reopen", id, sessions.Done, "", sessions.Todo, "")
+}
+
+func (c *Client) transition(op, id string, from sessions.State, fromOwner string, to sessions.State, toOwner string) (sessions.Session, error) {
+	if err := sessions.ValidateID(id); err != nil {
+		return sessions.Session{}, &Error{Op: op, ID: id, Err: err}
+	}
+	src := c.Board.Path(from, fromOwner, id)
+	dst := c.Board.Path(to, toOwner, id)
+	if err := c.move(op, id, src, dst); err != nil {
+		var e *Error
+		if errors.As(err, &e) && errors.Is(err, ErrSessionNotAvailable) && e.State == to && e.Holder == toOwner {
+			// Already where the caller wants it (a repeated claim or reopen).
+			if op == "claim" || op == "reopen" {
+				return c.read(to, toOwner, id)
+			}
+		}
+		return sessions.Session{}, err
+	}
+	return c.read(to, toOwner, id)
+}
+
+func (c *Client) read(st sessions.State, owner, id string) (sessions.Session, error) {
+	s, _, err := c.Board.Read(sessions.Place{State: st, Owner: owner, Path: c.Board.Path(st, owner, id)})
+	if err != nil {
+		// The transition happened; someone moved the session on since.
+		return sessions.Session{ID: id, State: st, Owner: owner, Path: c.Board.Path(st, owner, id)}, nil
+	}
+	return s, nil
+}
+
+// move renames src to dst without replacing, creating dst's directory if it
+// is missing, fsyncs both directories, and turns failures into *Error.
+func (c *Client) move(op, id, src, dst string) error {
+	err := fsx.RenameNoReplace(src, dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Either the source is gone (lost race) or dst's directory (an
+		// owner's directory in doing/) does not exist yet.
+		dstDir := filepath.Dir(dst)
+		if _, serr := os.Lstat(dstDir); errors.Is(serr, fs.ErrNotExist) {
+			if merr := os.MkdirAll(dstDir, 0o755); merr != nil {
+				return &Error{Op: op, ID: id, From: src, To: dst, Err: merr}
+			}
+			if serr := c.Board.Sync(filepath.Dir(dstDir)); serr != nil {
+				return &Error{Op: op, ID: id, From: src, To: dst, Err: serr}
+			}
+			err = fsx.RenameNoReplace(src, dst)
+		}
+	}
+	if err == nil {
+		if serr := c.Board.Sync(filepath.Dir(src), filepath.Dir(dst)); serr != nil {
+			return &Error{Op: op, ID: id, From: src, To: dst, Err: fmt.Errorf("sync: %w", serr)}
+		}
+		return nil
+	}
+	e := &Error{Op: op, ID: id, From: src, To: dst, Err: err}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		e.Err = ErrSessionNotFound
+		if places, lerr := c.Board.Locate(id); lerr == nil && len(places) > 0 {
+			e.Err = ErrSessionNotAvailable
+			e.State, e.Holder = places[0].State, places[0].Owner
+		}
+	case errors.Is(err, fs.ErrExist):
+		e.Err = ErrConflict
+	case errors.Is(err, syscall.EXDEV):
+		e.Err = ErrCrossDevice
+	}
+	return e
+}

@@ -1,0 +1,63 @@
+package claim
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// Errors returned by pickup, checked with errors.Is. Every error from a
+// transition is an *Error wrapping one of them.
+var (
+	// ErrSessionNotAvailable: the session exists but is not where the
+	// transition needs it: claimed by someone else, already done, or (for
+	// release and done) not claimed by this owner. Losing a race to claim
+	// is this error, and it is a normal outcome.
+	ErrSessionNotAvailable = errors.New("session not available")
+	// ErrSessionNotFound: no state holds the session.
+	ErrSessionNotFound = errors.New("session not found")
+	// ErrInvalidID: an id or owner that is not a safe file name.
+	ErrInvalidID = sessions.ErrInvalidID
+	// ErrConflict: the destination already holds a session with that id
+	// (after a git merge, say). Nothing was overwritten.
+	ErrConflict = errors.New("destination already holds that id")
+	// ErrCrossDevice: the board spans filesystems, so a rename cannot move
+	// the session atomically (EXDEV). Nothing moved.
+	ErrCrossDevice = errors.New("board spans more than one filesystem")
+	// ErrNothingAvailable: next found nothing to claim.
+	ErrNothingAvailable = errors.New("nothing available")
+	// ErrClaimLost: the owner's claim was taken away (its lease was reaped
+	// and the session returned to todo); the owner may no longer finish or
+	// release it.
+	ErrClaimLost = errors.New("claim lost")
+)
+
+// Error records a failed transition, like *os.LinkError: the operation, the
+// session, the two paths and the cause. Where the session is now, when that
+// is known, is in State and Holder.
+type Error struct {
+	Op     string // "claim", "release", "done", "reopen", "next"
+	ID     string
+	From   string
+	To     string
+	State  sessions.State // where the session is now, if known
+	Holder string         // who holds it now, if it is in doing/
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := e.Op + ": " + e.Err.Error()
+	if e.ID != "" {
+		msg = e.Op + " " + e.ID + ": " + e.Err.Error()
+	}
+	switch {
+	case e.Holder != "":
+		msg += fmt.Sprintf(" (claimed by %s)", e.Holder)
+	case e.State != "":
+		msg += fmt.Sprintf(" (it is in %s)", e.State)
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }

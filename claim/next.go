@@ -1,0 +1,154 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// NextOptions tune Next for long-lived claimers.
+type NextOptions struct {
+	// Snapshot lets Next reuse the ordered list of todo/ it made on an
+	// earlier call for this long, instead of listing todo/ again on every
+	// call. Zero (the default) lists every time, so a session created a
+	// moment ago is always considered. A worker that drains a big board in a
+	// loop sets it: listing 20,000 sessions costs milliseconds, a claim
+	// microseconds.
+	Snapshot time.Duration
+}
+
+// Queue claims the best available sessions for one owner, one per call to
+// Next. It is not safe for concurrent use; give each goroutine its own.
+type Queue struct {
+	c       *Client
+	opts    NextOptions
+	pending []sessions.Session
+	listed  time.Time
+}
+
+// NewQueue returns a Queue that claims as c's owner.
+func (c *Client) NewQueue(opts NextOptions) *Queue { return &Queue{c: c, opts: opts} }
+
+// Next claims the best available session (see Client.Next).
+func (c *Client) Next(ctx context.Context) (sessions.Session, error) {
+	return c.NewQueue(NextOptions{}).Next(ctx)
+}
+
+// Invalidate drops the queue's snapshot, so the next call lists todo/ again
+// (a watcher calls it when todo/ gains a session).
+func (q *Queue) Invalidate() { q.pending = nil }
+
+// Next claims the best available session: priority high to low, then
+// created_at oldest first, then id, skipping sessions whose depends_on are
+// not all done. A lost race moves on to the next candidate. Because
+// readdir(3) may skip entries while other processes rename in the same
+// directory, Next reports ErrNothingAvailable only after a second listing
+// finds nothing claimable either.
+func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
+	c := q.c
+	if err := os.MkdirAll(c.Board.StateDir(sessions.Doing, c.Owner), 0o755); err != nil {
+		return sessions.Session{}, &Error{Op: "next", Err: err}
+	}
+	if q.opts.Snapshot <= 0 || time.Since(q.listed) > q.opts.Snapshot {
+		q.pending = nil
+	}
+	emptyListings := 0
+	var blocked int
+	for {
+		if err := ctx.Err(); err != nil {
+			return sessions.Session{}, &Error{Op: "next", Err: err}
+		}
+		if len(q.pending) == 0 {
+			list, nblocked, err := q.candidates()
+			if err != nil {
+				return sessions.Session{}, &Error{Op: "next", Err: err}
+			}
+			q.pending, q.listed, blocked = list, time.Now(), nblocked
+			if len(list) == 0 {
+				if emptyListings++; emptyListings >= 2 {
+					err := ErrNothingAvailable
+					if blocked > 0 {
+						err = fmt.Errorf("%w: %d session(s) in todo wait on unfinished dependencies", ErrNothingAvailable, blocked)
+					}
+					return sessions.Session{}, &Error{Op: "next", Err: err}
+				}
+				continue
+			}
+			emptyListings = 0
+		}
+		s := q.pending[0]
+		q.pending = q.pending[1:]
+		fresh, err := c.Board.Refresh(s)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // claimed by someone else since the listing
+		}
+		if err == nil && sessions.Compare(fresh, s) != 0 {
+			// Edited in place since the cache saw it: put it back in order.
+			q.insert(fresh)
+			continue
+		}
+		err = c.move("next", s.ID, s.Path, c.Board.Path(sessions.Doing, c.Owner, s.ID))
+		if err == nil {
+			s.State, s.Owner, s.Path = sessions.Doing, c.Owner, c.Board.Path(sessions.Doing, c.Owner, s.ID)
+			return s, nil
+		}
+		if errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound) {
+			continue // lost the race: take the next one
+		}
+		if errors.Is(err, ErrConflict) {
+			continue // doctor's business; another session may still be claimable
+		}
+		return sessions.Session{}, err
+	}
+}
+
+func (q *Queue) insert(s sessions.Session) {
+	i := 0
+	for i < len(q.pending) && sessions.Compare(q.pending[i], s) < 0 {
+		i++
+	}
+	q.pending = append(q.pending, sessions.Session{})
+	copy(q.pending[i+1:], q.pending[i:])
+	q.pending[i] = s
+}
+
+// candidates lists todo/ in order, without the sessions that wait on
+// dependencies, and says how many those were.
+func (q *Queue) candidates() ([]sessions.Session, int, error) {
+	list, err := q.c.Board.ListState(sessions.Todo, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	doneCache := map[string]bool{}
+	isDone := func(id string) bool {
+		d, ok := doneCache[id]
+		if !ok {
+			info, err := os.Lstat(q.c.Board.Path(sessions.Done, "", id))
+			d = err == nil && info.Mode().IsRegular()
+			doneCache[id] = d
+		}
+		return d
+	}
+	out := list[:0]
+	blocked := 0
+	for _, s := range list {
+		ready := true
+		for _, dep := range s.DependsOn {
+			if !isDone(dep) {
+				ready = false
+				break
+			}
+		}
+		if ready {
+			out = append(out, s)
+		} else {
+			blocked++
+		}
+	}
+	return out, blocked, nil
+}

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// run is one invocation: the environment and the resolved global options.
+type run struct {
+	env    *Env
+	json   bool
+	dir    string
+	owner  string
+	noSync bool
+}
+
+// Main runs pickup with args (args[0] is the program name) and returns the
+// exit code.
+func Main(env *Env, args []string) int {
+	r := &run{env: env}
+	app := r.app()
+	err := app.Run(reorderArgs(app, args))
+	if err == nil {
+		return ExitOK
+	}
+	if isFlagError(err) {
+		err = usageError("%v", err)
+	}
+	return r.report(err)
+}
+
+func isFlagError(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "flag provided but not defined") ||
+		strings.Contains(msg, "flag needs an argument") ||
+		strings.Contains(msg, "invalid value") ||
+		strings.Contains(msg, "Required flag")
+}
+
+const exitCodeHelp = `EXIT CODES:
+   0  ok
+   1  unexpected error (doctor: problems found)
+   2  usage or invalid input, or no board here (run pickup init)
+   3  not available: lost a race, held by another owner, nothing to claim
+   4  not found: no such session
+   5  lock timeout
+   6  claim lost: your lease was reaped and the session handed back
+   7  conflict: the destination already holds that id (see pickup doctor)`
+
+func (r *run) app() *ucli.App {
+	app := &ucli.App{
+		Name:  "pickup",
+		Usage: "share one backlog of work sessions safely between many agents",
+		Description: "A board is a directory: todo/<id>.md waits, doing/<owner>/<id>.md is claimed by <owner>,\n" +
+			"done/<id>.md is finished. Every transition is one atomic rename, so of any number of\n" +
+			"racing claimers exactly one wins.\n\n" +
+			"Board: --dir, else $PICKUP_DIR, else .spx/sessions at the top of the git repository's\n" +
+			"main work tree, else ./.spx/sessions.\n" +
+			"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_SESSION_ID, $CODEX_THREAD_ID, else user@host.\n\n" +
+			exitCodeHelp,
+		Flags:                  r.globalFlags(),
+		HideHelpCommand:        false,
+		UseShortOptionHandling: false,
+		Writer:                 r.env.Stdout,
+		ErrWriter:              r.env.Stderr,
+		ExitErrHandler:         func(*ucli.Context, error) {}, // errors are reported by Main
+		Before:                 r.resolve,
+		OnUsageError: func(c *ucli.Context, err error, _ bool) error {
+			return usageError("%v", err)
+		},
+		Commands: r.commands(),
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageError("unknown command %q", c.Args().First())
+			}
+			return ucli.ShowAppHelp(c)
+		},
+	}
+	for _, cmd := range app.Commands {
+		r.addCommonFlags(cmd)
+	}
+	return app
+}
+
+// Global options work before and after the command name.
+func (r *run) globalFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "dir", Usage: "board directory (default: $PICKUP_DIR, else .spx/sessions in the main git work tree, else ./.spx/sessions)"},
+		&ucli.StringFlag{Name: "owner", Usage: "who claims (default: $PICKUP_OWNER, $CLAUDE_SESSION_ID, $CODEX_THREAD_ID, else user@host)"},
+		&ucli.BoolFlag{Name: "json", Usage: "print one JSON object (an array for list) on stdout"},
+		&ucli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a power loss may undo recent transitions (also $PICKUP_NO_SYNC=1)"},
+	}
+}
+
+func (r *run) addCommonFlags(cmd *ucli.Command) {
+	cmd.Flags = append(cmd.Flags, r.globalFlags()...)
+	before := cmd.Before
+	cmd.Before = func(c *ucli.Context) error {
+		if err := r.resolve(c); err != nil {
+			return err
+		}
+		if before != nil {
+			return before(c)
+		}
+		return nil
+	}
+	cmd.OnUsageError = func(c *ucli.Context, err error, _ bool) error {
+		return usageError("%v", err)
+	}
+	for _, sub := range cmd.Subcommands {
+		r.addCommonFlags(sub)
+	}
+}
+
+// resolve reads the global options from whichever level set them.
+func (r *run) resolve(c *ucli.Context) error {
+	// Outermost first, so that a flag given after the command name wins.
+	lineage := c.Lineage()
+	for i := len(lineage) - 1; i >= 0; i-- {
+		x := lineage[i]
+		if x.IsSet("dir") {
+			r.dir = x.String("dir")
+		}
+		if x.IsSet("owner") {
+			r.owner = x.String("owner")
+		}
+		if x.IsSet("json") && x.Bool("json") {
+			r.json = true
+		}
+		if x.IsSet("no-sync") && x.Bool("no-sync") {
+			r.noSync = true
+		}
+	}
+	if v := r.env.Getenv("PICKUP_NO_SYNC"); v != "" && v != "0" && v != "false" {
+		r.noSync = true
+	}
+	return nil
+}
+
+// reorderArgs moves a command's flags in front of its arguments, so that
+// `pickup claim ID --json` works like `pickup claim --json ID`. Everything
+// after "--" is left alone.
+func reorderArgs(app *ucli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	flags := app.Flags
+	cmds := app.Commands
+	for i < len(args) {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			out = append(out, a)
+			if takesValue(flags, a) && i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+			i++
+			continue
+		}
+		cmd := findCommand(cmds, a)
+		if cmd == nil {
+			return append(out, args[i:]...)
+		}
+		out = append(out, a)
+		i++
+		if len(cmd.Subcommands) > 0 {
+			flags, cmds = cmd.Flags, cmd.Subcommands
+			continue
+		}
+		var opts, pos []string
+		for i < len(args) {
+			a := args[i]
+			if a == "--" {
+				pos = append(pos, args[i:]...)
+				break
+			}
+			if strings.HasPrefix(a, "-") && a != "-" {
+				opts = append(opts, a)
+				if takesValue(cmd.Flags, a) && i+1 < len(args) {
+					opts = append(opts, args[i+1])
+					i++
+				}
+			} else {
+				pos = append(pos, a)
+			}
+			i++
+		}
+		return append(append(out, opts...), pos...)
+	}
+	return out
+}
+
+func findCommand(cmds []*ucli.Command, name string) *ucli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+func takesValue(flags []ucli.Flag, arg string) bool {
+	if strings.Contains(arg, "=") {
+		return false
+	}
+	name := strings.TrimLeft(arg, "-")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				_, isBool := f.(*ucli.BoolFlag)
+				return !isBool
+			}
+		}
+	}
+	return false
+}
+
+func (r *run) printf(format string, args ...any) { fmt.Fprintf(r.env.Stdout, format, args...) }

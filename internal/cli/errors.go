@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// Exit codes, the same for every command.
+const (
+	ExitOK           = 0 // success
+	ExitError        = 1 // unexpected error (and doctor: problems found)
+	ExitUsage        = 2 // usage or invalid input, or no board here
+	ExitNotAvailable = 3 // lost a race, owned by another, nothing to claim
+	ExitNotFound     = 4 // no such session
+	ExitLockTimeout  = 5 // waited for a lock and did not get it
+	ExitClaimLost    = 6 // this owner's claim was reaped and taken away
+	ExitConflict     = 7 // the destination already holds that id
+)
+
+// errUsage marks command-line mistakes.
+var errUsage = errors.New("usage")
+
+func usageError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// exitCodes maps errors to exit codes: the first entry that matches wins.
+var exitCodes = []struct {
+	err  error
+	code int
+}{
+	{errUsage, ExitUsage},
+	{sessions.ErrInvalidID, ExitUsage},
+	{sessions.ErrNoBoard, ExitUsage},
+	{claim.ErrCrossDevice, ExitError},
+	{claim.ErrClaimLost, ExitClaimLost},
+	{claim.ErrSessionNotAvailable, ExitNotAvailable},
+	{claim.ErrNothingAvailable, ExitNotAvailable},
+	{claim.ErrSessionNotFound, ExitNotFound},
+	{claim.ErrConflict, ExitConflict},
+}
+
+// ExitCode returns the exit code for err.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	for _, e := range exitCodes {
+		if errors.Is(err, e.err) {
+			return e.code
+		}
+	}
+	return ExitError
+}
+
+type exitCoder interface{ ExitCode() int }
+
+// report prints err as "pickup: error: …" with a hint on stderr (and, with
+// --json, as a JSON object on stdout), and returns the exit code.
+func (r *run) report(err error) int {
+	code := ExitCode(err)
+	var ee exitError
+	if errors.As(err, &ee) && ee.quiet {
+		return code
+	}
+	msg := strings.TrimPrefix(err.Error(), "usage: ")
+	hint := r.hint(err)
+	if r.json {
+		obj := map[string]any{"error": msg, "exit_code": code}
+		if hint != "" {
+			obj["hint"] = hint
+		}
+		_ = json.NewEncoder(r.env.Stdout).Encode(obj)
+	}
+	fmt.Fprintf(r.env.Stderr, "pickup: error: %s\n", sanitize(msg))
+	if hint != "" {
+		fmt.Fprintf(r.env.Stderr, "pickup: hint: %s\n", hint)
+	}
+	return code
+}
+
+// hint tells the reader, often an AI agent, what to do next. It never
+// suggests moving, editing or deleting board files by hand.
+func (r *run) hint(err error) string {
+	var ce *claim.Error
+	errors.As(err, &ce)
+	id := ""
+	if ce != nil {
+		id = ce.ID
+	}
+	switch {
+	case errors.Is(err, errUsage):
+		return "run `pickup help` or `pickup COMMAND --help` for usage"
+	case errors.Is(err, sessions.ErrNoBoard):
+		return "run `pickup init` to create a board here, or point to one with --dir or $PICKUP_DIR"
+	case errors.Is(err, sessions.ErrInvalidID):
+		return "ids and owners use 1 to 128 characters from A-Z a-z 0-9 . _ - and start with a letter or digit, e.g. 2026-11-22_09-15-03; run `pickup list` to see the ids"
+	case errors.Is(err, claim.ErrClaimLost):
+		return fmt.Sprintf("your claim on %s was taken away (your lease expired and the session went back to the queue); do not finish it; run `pickup next` to take other work", id)
+	case errors.Is(err, claim.ErrNothingAvailable):
+		return "nothing to claim right now: create a session with `pickup new`, or look at the board with `pickup list`"
+	case errors.Is(err, claim.ErrSessionNotAvailable) && ce != nil:
+		switch {
+		case ce.Holder != "" && (ce.Op == "claim" || ce.Op == "next"):
+			return fmt.Sprintf("session %s is being worked on by %s; run `pickup next` to take another", id, ce.Holder)
+		case ce.Holder != "":
+			return fmt.Sprintf("session %s is claimed by %s, not by you (%s); leave it to them and run `pickup next` to take other work", id, ce.Holder, r.ownerOrUnknown())
+		case ce.State == sessions.Done:
+			return fmt.Sprintf("session %s is already done; `pickup reopen %s` puts it back in todo if it needs more work", id, id)
+		case ce.State == sessions.Todo:
+			return fmt.Sprintf("session %s is waiting in todo, nobody holds it; `pickup claim %s` takes it", id, id)
+		}
+	case errors.Is(err, claim.ErrSessionNotFound):
+		return fmt.Sprintf("no session %s on the board; run `pickup list` to see the sessions", id)
+	case errors.Is(err, claim.ErrConflict):
+		return fmt.Sprintf("another copy of %s is already at the destination and nothing was overwritten; run `pickup doctor` to see both copies", id)
+	case errors.Is(err, claim.ErrCrossDevice):
+		return "todo/, doing/ and done/ must be on one filesystem for atomic moves; keep the whole board on one filesystem (no separate mounts inside it)"
+	}
+	return ""
+}
+
+func (r *run) ownerOrUnknown() string {
+	if r.owner != "" {
+		return r.owner
+	}
+	return "unknown owner"
+}

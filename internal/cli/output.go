@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// sanitize escapes control bytes (and invalid UTF-8) in text that came from
+// users or agents, so that printing it cannot move the cursor, retitle the
+// terminal or hide text. Newlines and tabs are escaped too: this is for
+// one-line fields such as titles.
+func sanitize(s string) string {
+	return escapeControls(s, false)
+}
+
+// escapeControls escapes C0 and C1 control characters, DEL and invalid
+// UTF-8 as \xNN (or \u for C1); keepLines keeps \n and \t as they are.
+func escapeControls(s string, keepLines bool) string {
+	clean := true
+	for _, c := range s {
+		if c == utf8.RuneError || c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
+			if !(keepLines && (c == '\n' || c == '\t')) {
+				clean = false
+				break
+			}
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case keepLines && (c == '\n' || c == '\t'):
+			b.WriteRune(c)
+		case c == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		case c >= 0x80 && c < 0xa0:
+			fmt.Fprintf(&b, `\u%04x`, c)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func (r *run) printJSON(v any) error {
+	enc := json.NewEncoder(r.env.Stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// describe is the one-line human description of a session.
+func describe(s sessions.Session) string {
+	line := fmt.Sprintf("%s [%s]", s.ID, s.Priority)
+	if s.Title != "" {
+		line += " " + sanitize(s.Title)
+	}
+	return line
+}
+
+// printSession prints a session after a transition: the JSON object, or a
+// line saying what happened and where the file is now.
+func (r *run) printSession(verb string, s sessions.Session) error {
+	if r.json {
+		return r.printJSON(s)
+	}
+	r.printf("%s %s\n", verb, describe(s))
+	r.printf("  file: %s\n", s.Path)
+	if s.Problem != "" {
+		r.printf("  warning: broken frontmatter: %s (run `pickup doctor`)\n", sanitize(s.Problem))
+	}
+	return nil
+}
+
+// withFields returns the JSON object of s with extra fields added.
+func withFields(s sessions.Session, extra map[string]any) map[string]any {
+	data, _ := json.Marshal(s)
+	obj := map[string]any{}
+	_ = json.Unmarshal(data, &obj)
+	for k, v := range extra {
+		obj[k] = v
+	}
+	return obj
+}

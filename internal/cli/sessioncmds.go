@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/sessions"
+	ucli "github.com/urfave/cli/v2"
+)
+
+func (r *run) newCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "new",
+		Usage:     "create a session in todo/ and print its id",
+		UsageText: "pickup new [--priority P] [--title T] [--tag T]... [--depends-on ID]... [FILE|-]",
+		Description: "The body is read from FILE, or from standard input with -. The id is the UTC time,\n" +
+			"YYYY-MM-DD_HH-mm-ss, with a suffix (-2, -3, ...) when that second is taken.\n" +
+			"Nothing is ever overwritten. Without --title, a body starting with \"# Heading\" gives it.\n\n" +
+			"Examples:\n" +
+			"   pickup new --priority high --title \"Fix the parser\" --tag parser notes.md\n" +
+			"   echo \"# Write docs\" | pickup new -\n" +
+			"   id=$(pickup new --title Deploy --depends-on 2026-11-22_09-15-03)",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "priority", Aliases: []string{"p"}, Value: "medium", Usage: "high, medium or low"},
+			&ucli.StringFlag{Name: "title", Aliases: []string{"t"}, Usage: "one-line title"},
+			&ucli.StringSliceFlag{Name: "tag", Usage: "a tag (repeat for more)"},
+			&ucli.StringSliceFlag{Name: "depends-on", Usage: "id of a session that must be done first (repeat for more)"},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 1 {
+				return usageError("new takes at most one FILE (or - for standard input), got %d arguments", c.NArg())
+			}
+			prio, err := sessions.ParsePriority(c.String("priority"))
+			if err != nil {
+				return usageError("--priority: %v", err)
+			}
+			var body []byte
+			switch src := c.Args().First(); src {
+			case "":
+			case "-":
+				body, err = io.ReadAll(r.env.Stdin)
+			default:
+				body, err = os.ReadFile(src)
+			}
+			if err != nil {
+				return fmt.Errorf("read body: %w", err)
+			}
+			m := sessions.Meta{Priority: prio, Title: c.String("title"), Tags: c.StringSlice("tag"), DependsOn: c.StringSlice("depends-on")}
+			if m.Title == "" {
+				first, _, _ := bytes.Cut(body, []byte("\n"))
+				if t, ok := strings.CutPrefix(string(first), "# "); ok {
+					m.Title = strings.TrimSpace(t)
+				}
+			}
+			for _, dep := range m.DependsOn {
+				if err := sessions.ValidateID(dep); err != nil {
+					return fmt.Errorf("--depends-on: %w", err)
+				}
+			}
+			b, err := r.board()
+			if err != nil {
+				return err
+			}
+			s, err := b.Create(m, body)
+			if err != nil {
+				return err
+			}
+			if r.json {
+				return r.printJSON(s)
+			}
+			r.printf("%s\n", s.ID)
+			return nil
+		},
+	}
+}
+
+func (r *run) listCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "list",
+		Aliases:   []string{"ls"},
+		Usage:     "list sessions by state, in the order next takes them",
+		UsageText: "pickup list [--state S]... [--json]",
+		Description: "States are todo, doing and done (default: all). A session whose frontmatter cannot be\n" +
+			"read is marked with ! and still listed; `pickup doctor` says what is wrong.\n\n" +
+			"Examples:\n   pickup list\n   pickup list --state todo --json",
+		Flags: []ucli.Flag{
+			&ucli.StringSliceFlag{Name: "state", Aliases: []string{"s"}, Usage: "todo, doing or done (repeat for more)"},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageError("list takes no arguments; filter with --state")
+			}
+			var states []sessions.State
+			for _, s := range c.StringSlice("state") {
+				st, err := sessions.ParseState(s)
+				if err != nil {
+					return usageError("--state: %v", err)
+				}
+				states = append(states, st)
+			}
+			b, err := r.board()
+			if err != nil {
+				return err
+			}
+			list, err := b.List(states...)
+			if err != nil {
+				return err
+			}
+			if r.json {
+				if list == nil {
+					list = []sessions.Session{}
+				}
+				return r.printJSON(list)
+			}
+			return printTable(r.env.Stdout, list)
+		},
+	}
+}
+
+func printTable(w io.Writer, list []sessions.Session) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATE\tOWNER\tPRIORITY\tID\tTITLE")
+	for _, s := range list {
+		mark := ""
+		if s.Problem != "" {
+			mark = "! "
+		}
+		owner := s.Owner
+		if owner == "" {
+			owner = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\n", s.State, owner, s.Priority, mark, s.ID, sanitize(s.Title))
+	}
+	return tw.Flush()
+}
+
+func (r *run) showCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:        "show",
+		Usage:       "print a session: where it is and its file",
+		UsageText:   "pickup show [--json] ID",
+		Description: "Example: pickup show 2026-11-22_09-15-03",
+		Action: func(c *ucli.Context) error {
+			if c.NArg() != 1 {
+				return usageError("show needs exactly one session id")
+			}
+			id := c.Args().First()
+			if err := sessions.ValidateID(id); err != nil {
+				return err
+			}
+			b, err := r.board()
+			if err != nil {
+				return err
+			}
+			places, err := b.Locate(id)
+			if err != nil {
+				return err
+			}
+			if len(places) == 0 {
+				return &claim.Error{Op: "show", ID: id, Err: claim.ErrSessionNotFound}
+			}
+			s, content, err := b.Read(places[0])
+			if err != nil {
+				return err
+			}
+			if len(places) > 1 {
+				fmt.Fprintf(r.env.Stderr, "pickup: warning: session %s is in %d places; run `pickup doctor`\n", id, len(places))
+			}
+			if r.json {
+				return r.printJSON(withFields(s, map[string]any{"content": string(content)}))
+			}
+			text := string(content)
+			if r.env.StdoutIsTerminal {
+				text = escapeControls(text, true)
+			}
+			owner := ""
+			if s.Owner != "" {
+				owner = " by " + s.Owner
+			}
+			fmt.Fprintf(r.env.Stdout, "# %s: %s%s, %s\n", s.ID, s.State, owner, s.Path)
+			_, err = io.WriteString(r.env.Stdout, text)
+			return err
+		},
+	}
+}

@@ -1,0 +1,31 @@
+//go:build !linux
+
+package fsx
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ReadDirIno lists dir and reports each entry's inode number.
+func ReadDirIno(dir string) ([]DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DirEntry, 0, len(entries))
+	for _, e := range entries {
+		d := DirEntry{Name: e.Name(), Type: e.Type() & (fs.ModeDir | fs.ModeSymlink)}
+		if e.Type()&^(fs.ModeDir|fs.ModeSymlink) != 0 {
+			d.Type = fs.ModeIrregular | fs.ModeDevice
+		}
+		if info, err := e.Info(); err == nil {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				d.Ino = uint64(st.Ino)
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

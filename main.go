@@ -1,0 +1,14 @@
+// Command pickup lets many processes on one machine, such as several AI
+// coding agents side by side, share one backlog of work sessions safely.
+// See README.md, or run `pickup help`.
+package main
+
+import (
+	"os"
+
+	"github.com/pickup-dev/pickup/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(cli.OSEnv(), os.Args))
+}

@@ -1,0 +1,182 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+)
+
+// State is where a session is: todo, doing or done.
+type State string
+
+// The states a session moves through.
+const (
+	Todo  State = "todo"
+	Doing State = "doing"
+	Done  State = "done"
+)
+
+// States lists every state in board order.
+var States = []State{Todo, Doing, Done}
+
+// ParseState parses "todo", "doing" or "done".
+func ParseState(s string) (State, error) {
+	switch State(s) {
+	case Todo, Doing, Done:
+		return State(s), nil
+	}
+	return "", fmt.Errorf("unknown state %q: use todo, doing or done", s)
+}
+
+// RuntimeDirName is the board's directory for machine-local files that are
+// never committed: caches, id reservations, leases and locks.
+const RuntimeDirName = ".pickup"
+
+// ErrNoBoard reports that a directory holds no board.
+var ErrNoBoard = errors.New("no board")
+
+// Board is a board directory.
+type Board struct {
+	// Dir is the board's root, holding todo/, doing/ and done/.
+	Dir string
+	// NoSync skips the fsyncs that make writes and transitions durable
+	// across power loss. Atomicity does not depend on them.
+	NoSync bool
+	// Now replaces time.Now in tests.
+	Now func() time.Time
+}
+
+// Open returns the board at dir, or an error wrapping ErrNoBoard if dir
+// does not hold one.
+func Open(dir string) (*Board, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range States {
+		info, err := os.Stat(filepath.Join(abs, string(st)))
+		if err != nil || !info.IsDir() {
+			return nil, fmt.Errorf("%w at %s", ErrNoBoard, abs)
+		}
+	}
+	return &Board{Dir: abs}, nil
+}
+
+// Init creates a board at dir (and its parents), or completes a partial one.
+// It is safe to run on an existing board.
+func Init(dir string) (*Board, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{"todo", "doing", "done", RuntimeDirName} {
+		if err := os.MkdirAll(filepath.Join(abs, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("create board: %w", err)
+		}
+	}
+	// Runtime files are per machine: keep them out of git.
+	ignore := filepath.Join(abs, RuntimeDirName, ".gitignore")
+	if err := fsx.WriteNew(ignore, []byte("# pickup runtime files: caches, leases, locks. Never commit them.\n*\n"), 0o644, true); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create board: %w", err)
+	}
+	return &Board{Dir: abs}, nil
+}
+
+func (b *Board) now() time.Time {
+	if b.Now != nil {
+		return b.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// StateDir returns the directory of a state; for Doing with an owner, the
+// owner's directory.
+func (b *Board) StateDir(st State, owner string) string {
+	if st == Doing && owner != "" {
+		return filepath.Join(b.Dir, string(Doing), owner)
+	}
+	return filepath.Join(b.Dir, string(st))
+}
+
+// Path returns the path of session id in state st (and owner, for Doing).
+func (b *Board) Path(st State, owner, id string) string {
+	return filepath.Join(b.StateDir(st, owner), id+".md")
+}
+
+// RuntimeDir returns <board>/.pickup.
+func (b *Board) RuntimeDir() string { return filepath.Join(b.Dir, RuntimeDirName) }
+
+// Place is one place where a session file exists.
+type Place struct {
+	State State
+	Owner string // for Doing
+	Path  string
+}
+
+// Locate returns every place where session id exists: none if it does not
+// exist, more than one if a merge or a crash of the link+unlink fallback
+// left copies (which `pickup doctor` repairs). Symlinks are not sessions.
+func (b *Board) Locate(id string) ([]Place, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	var places []Place
+	try := func(st State, owner string) {
+		p := b.Path(st, owner, id)
+		if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() {
+			places = append(places, Place{State: st, Owner: owner, Path: p})
+		}
+	}
+	try(Todo, "")
+	owners, err := b.Owners()
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range owners {
+		try(Doing, o)
+	}
+	try(Done, "")
+	return places, nil
+}
+
+// Owners lists the owner directories under doing/.
+func (b *Board) Owners() ([]string, error) {
+	entries, err := fsx.ReadDirIno(filepath.Join(b.Dir, string(Doing)))
+	if err != nil {
+		return nil, err
+	}
+	var owners []string
+	for _, e := range entries {
+		if ValidateOwner(e.Name) != nil {
+			continue
+		}
+		if e.Type == fs.ModeIrregular { // unknown: ask
+			info, err := os.Lstat(filepath.Join(b.Dir, string(Doing), e.Name))
+			if err != nil || !info.IsDir() {
+				continue
+			}
+		} else if e.Type != fs.ModeDir {
+			continue
+		}
+		owners = append(owners, e.Name)
+	}
+	return owners, nil
+}
+
+// Sync fsyncs the given directories unless the board is in NoSync mode.
+func (b *Board) Sync(dirs ...string) error {
+	if b.NoSync {
+		return nil
+	}
+	for _, d := range dirs {
+		if err := fsx.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+)
+
+// maxSameSecond bounds how many sessions one second can hold.
+const maxSameSecond = 100000
+
+// Create writes a new session in todo/ and returns it. Its id is the UTC
+// creation time, YYYY-MM-DD_HH-mm-ss, with a suffix (-2, -3, ...) when that
+// second already has a session. Two processes creating sessions in the same
+// second never get the same id: each id is first reserved by an exclusive
+// create under .pickup/ids, and the file itself is published exclusively.
+// If m.CreatedAt is zero it is set to now.
+func (b *Board) Create(m Meta, body []byte) (Session, error) {
+	now := b.now()
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = now.Truncate(time.Second)
+	}
+	for _, dep := range m.DependsOn {
+		if err := ValidateID(dep); err != nil {
+			return Session{}, fmt.Errorf("depends_on: %w", err)
+		}
+	}
+	content := Render(m, body)
+	hour := now.Format("2006-01-02_15")
+	resDir := filepath.Join(b.RuntimeDir(), "ids", hour)
+	if err := os.MkdirAll(resDir, 0o755); err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	b.forgetOldReservations(now)
+	for n := 0; n < maxSameSecond; n++ {
+		id := idCandidate(now, n)
+		places, err := b.Locate(id)
+		if err != nil {
+			return Session{}, fmt.Errorf("create session: %w", err)
+		}
+		if len(places) > 0 {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(resDir, id), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return Session{}, fmt.Errorf("reserve id %s: %w", id, err)
+		}
+		f.Close()
+		path := b.Path(Todo, "", id)
+		err = fsx.WriteNew(path, content, 0o644, !b.NoSync)
+		if errors.Is(err, fs.ErrExist) {
+			continue // a file someone placed by hand
+		}
+		if err != nil {
+			return Session{}, fmt.Errorf("create session %s: %w", id, err)
+		}
+		return Session{ID: id, State: Todo, Meta: m, Path: path}, nil
+	}
+	return Session{}, fmt.Errorf("create session: more than %d sessions in second %s", maxSameSecond, now.Format(IDFormat))
+}
+
+// forgetOldReservations removes id reservations older than two hours: an id
+// embeds its creation second, so only a clock set back that far could
+// generate one of them again, and Locate still guards that case.
+func (b *Board) forgetOldReservations(now time.Time) {
+	dir := filepath.Join(b.RuntimeDir(), "ids")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	cutoff := now.Add(-2 * time.Hour).Format("2006-01-02_15")
+	for _, e := range entries {
+		if e.IsDir() && len(e.Name()) == len(cutoff) && strings.Compare(e.Name(), cutoff) < 0 {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package sessions
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+)
+
+// Finding is one problem Check found on a board.
+type Finding struct {
+	Kind    string `json:"kind"` // frontmatter, duplicate, hardlink, tempfile, symlink, stray
+	ID      string `json:"id,omitempty"`
+	Path    string `json:"path"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+	// Fix says what Repair did about it; empty if nothing was done.
+	Fix string `json:"fix,omitempty"`
+}
+
+// tempFileAge is how old a temporary file must be before Repair removes it:
+// younger ones may belong to a write in progress.
+const tempFileAge = time.Minute
+
+var tempName = regexp.MustCompile(`^\..+\.md[0-9]+$`)
+var lineRef = regexp.MustCompile(`^line (\d+): `)
+
+type copyOf struct {
+	place Place
+	ino   uint64
+	nlink uint64
+}
+
+// Check inspects the board and, if repair is true, mends what it safely can:
+// a session with several names for one file (a crash inside the link+unlink
+// fallback) keeps the name of its most advanced state; a session present in
+// several states (a merge of two branches) keeps done over doing over todo,
+// and every discarded copy whose content differs is moved to conflicts/
+// rather than deleted; temporary files older than a minute are removed.
+func (b *Board) Check(repair bool) ([]Finding, error) {
+	var out []Finding
+	copies := map[string][]copyOf{}
+	scan := func(st State, owner string) error {
+		dir := b.StateDir(st, owner)
+		entries, err := fsx.ReadDirIno(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name)
+			info, err := os.Lstat(path)
+			if err != nil {
+				continue
+			}
+			switch {
+			case tempName.MatchString(e.Name):
+				f := Finding{Kind: "tempfile", Path: path, Message: "temporary file left by an interrupted write (never listed)"}
+				if repair && time.Since(info.ModTime()) > tempFileAge && os.Remove(path) == nil {
+					f.Fix = "removed"
+				}
+				out = append(out, f)
+				continue
+			case strings.HasPrefix(e.Name, "."):
+				continue
+			case info.Mode()&fs.ModeSymlink != 0:
+				out = append(out, Finding{Kind: "symlink", Path: path, Message: "symlink in a state directory: never listed, moved or followed; replace it with the session file itself"})
+				continue
+			case info.IsDir():
+				if st != Doing || owner != "" {
+					out = append(out, Finding{Kind: "stray", Path: path, Message: "directory in a state directory: ignored"})
+				}
+				continue
+			case !info.Mode().IsRegular():
+				out = append(out, Finding{Kind: "stray", Path: path, Message: "not a regular file: ignored"})
+				continue
+			}
+			id, ok := IsSessionName(e.Name)
+			if !ok {
+				if strings.HasSuffix(e.Name, ".md") {
+					out = append(out, Finding{Kind: "stray", Path: path, Message: "file name is not a valid session id (1-128 of A-Z a-z 0-9 . _ -, starting with a letter or digit): never listed"})
+				}
+				continue
+			}
+			if st == Doing && owner == "" {
+				out = append(out, Finding{Kind: "stray", ID: id, Path: path, Message: "session directly in doing/ instead of doing/<owner>/: never listed"})
+				continue
+			}
+			var nlink uint64 = 1
+			if sys, ok := info.Sys().(*syscall.Stat_t); ok {
+				nlink = uint64(sys.Nlink)
+			}
+			copies[id] = append(copies[id], copyOf{place: Place{State: st, Owner: owner, Path: path}, ino: e.Ino, nlink: nlink})
+			if s, err := readSession(path); err == nil && s.Problem != "" {
+				f := Finding{Kind: "frontmatter", ID: id, Path: path, Message: s.Problem}
+				if m := lineRef.FindStringSubmatch(s.Problem); m != nil {
+					f.Line, _ = strconv.Atoi(m[1])
+					f.Message = strings.TrimPrefix(s.Problem, m[0])
+				} else if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(s.Problem); m != nil {
+					f.Line, _ = strconv.Atoi(m[1])
+				}
+				out = append(out, f)
+			}
+		}
+		return nil
+	}
+	if err := scan(Todo, ""); err != nil {
+		return nil, err
+	}
+	if err := scan(Doing, ""); err != nil {
+		return nil, err
+	}
+	owners, err := b.Owners()
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range owners {
+		if err := scan(Doing, o); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if err := scan(Done, ""); err != nil {
+		return nil, err
+	}
+	for id, cs := range copies {
+		if len(cs) == 1 && cs[0].nlink > 1 {
+			out = append(out, Finding{Kind: "hardlink", ID: id, Path: cs[0].place.Path, Message: fmt.Sprintf("file has %d links (another name outside the board's states?)", cs[0].nlink)})
+		}
+		if len(cs) < 2 {
+			continue
+		}
+		out = append(out, b.resolveDuplicate(id, cs, repair)...)
+	}
+	return out, nil
+}
+
+func rank(st State) int {
+	switch st {
+	case Done:
+		return 2
+	case Doing:
+		return 1
+	}
+	return 0
+}
+
+// resolveDuplicate reports (and with repair, resolves) a session found in
+// several places. The copy kept is the most advanced state: done, then
+// doing, then todo.
+func (b *Board) resolveDuplicate(id string, cs []copyOf, repair bool) []Finding {
+	keep := 0
+	for i, c := range cs {
+		if rank(c.place.State) > rank(cs[keep].place.State) {
+			keep = i
+		}
+	}
+	kept := cs[keep]
+	var out []Finding
+	for i, c := range cs {
+		if i == keep {
+			continue
+		}
+		f := Finding{Kind: "duplicate", ID: id, Path: c.place.Path}
+		sameFile := c.ino == kept.ino
+		if sameFile {
+			f.Kind = "hardlink"
+			f.Message = fmt.Sprintf("same file also at %s (a move was interrupted)", kept.place.Path)
+		} else {
+			f.Message = fmt.Sprintf("session also at %s", kept.place.Path)
+		}
+		if repair {
+			f.Fix = b.discard(id, c, kept, sameFile)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func (b *Board) discard(id string, c, kept copyOf, sameFile bool) string {
+	if !sameFile {
+		a, err1 := os.ReadFile(c.place.Path)
+		k, err2 := os.ReadFile(kept.place.Path)
+		if err1 != nil || err2 != nil {
+			return ""
+		}
+		if !bytes.Equal(a, k) {
+			dir := filepath.Join(b.Dir, "conflicts")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return ""
+			}
+			suffix := string(c.place.State)
+			if c.place.Owner != "" {
+				suffix += "." + c.place.Owner
+			}
+			for n := 1; n < 1000; n++ {
+				name := fmt.Sprintf("%s.%s.md", id, suffix)
+				if n > 1 {
+					name = fmt.Sprintf("%s.%s.%d.md", id, suffix, n)
+				}
+				dst := filepath.Join(dir, name)
+				err := fsx.RenameNoReplace(c.place.Path, dst)
+				if errors.Is(err, fs.ErrExist) {
+					continue
+				}
+				if err != nil {
+					return ""
+				}
+				_ = b.Sync(filepath.Dir(c.place.Path), dir)
+				return fmt.Sprintf("kept %s; moved this copy (different content) to %s", kept.place.Path, dst)
+			}
+			return ""
+		}
+	}
+	if err := os.Remove(c.place.Path); err != nil {
+		return ""
+	}
+	_ = b.Sync(filepath.Dir(c.place.Path))
+	return fmt.Sprintf("kept %s; removed this identical copy", kept.place.Path)
+}

@@ -1,0 +1,287 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v2"
+)
+
+// Priority orders sessions: High before Medium before Low.
+type Priority int
+
+// The priorities, in the order next takes them.
+const (
+	High Priority = iota
+	Medium
+	Low
+)
+
+var priorityNames = [...]string{High: "high", Medium: "medium", Low: "low"}
+
+func (p Priority) String() string {
+	if p < High || p > Low {
+		return "medium"
+	}
+	return priorityNames[p]
+}
+
+// ParsePriority parses "high", "medium" or "low" (any case).
+func ParsePriority(s string) (Priority, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "high":
+		return High, nil
+	case "medium", "":
+		return Medium, nil
+	case "low":
+		return Low, nil
+	}
+	return Medium, fmt.Errorf("unknown priority %q: use high, medium or low", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Priority) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *Priority) UnmarshalText(b []byte) error {
+	v, err := ParsePriority(string(b))
+	*p = v
+	return err
+}
+
+// Meta is what pickup reads from a session's frontmatter.
+type Meta struct {
+	Priority  Priority
+	CreatedAt time.Time
+	Title     string
+	Tags      []string
+	DependsOn []string
+	// Attempts counts failed runs of `pickup work`.
+	Attempts int
+}
+
+// MaxFrontmatter bounds how much of a file pickup reads to find its
+// frontmatter, so that listing a board never reads a session's body.
+const MaxFrontmatter = 64 << 10
+
+// errNoFrontmatter means the file has no leading "---" line.
+var errNoFrontmatter = errors.New("no frontmatter")
+
+type stringList []string
+
+func (l *stringList) UnmarshalYAML(unmarshal func(any) error) error {
+	var many []string
+	if err := unmarshal(&many); err == nil {
+		*l = many
+		return nil
+	}
+	var one string
+	if err := unmarshal(&one); err != nil {
+		return err
+	}
+	*l = nil
+	for _, s := range strings.Split(one, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+type rawMeta struct {
+	Priority  string     `yaml:"priority"`
+	CreatedAt string     `yaml:"created_at"`
+	Title     string     `yaml:"title"`
+	Tags      stringList `yaml:"tags"`
+	DependsOn stringList `yaml:"depends_on"`
+	Attempts  int        `yaml:"attempts"`
+}
+
+// readHead reads the frontmatter block at the start of r, delimiters
+// included, and nothing after it. It returns errNoFrontmatter (with the first
+// line, for a title) when the file does not start with "---".
+func readHead(r io.Reader) (head []byte, firstLine string, err error) {
+	br := bufio.NewReaderSize(r, 4096)
+	var buf bytes.Buffer
+	lineNo := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// An overlong line: keep reading it.
+			buf.Write(line)
+			if buf.Len() > MaxFrontmatter {
+				return nil, "", fmt.Errorf("line %d: frontmatter is longer than %d bytes or never closed: end it with a line \"---\"", lineNo+1, MaxFrontmatter)
+			}
+			continue
+		}
+		buf.Write(line)
+		lineNo++
+		text := strings.TrimSpace(strings.TrimPrefix(string(line), "\ufeff"))
+		if lineNo == 1 {
+			if text != "---" {
+				return nil, strings.TrimRight(string(line), "\r\n"), errNoFrontmatter
+			}
+		} else if text == "---" || text == "..." {
+			return buf.Bytes(), "", nil
+		}
+		if err == io.EOF {
+			return nil, "", fmt.Errorf("line %d: frontmatter opened on line 1 is never closed: add a line \"---\" after it", lineNo)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if buf.Len() > MaxFrontmatter {
+			return nil, "", fmt.Errorf("line %d: frontmatter is longer than %d bytes or never closed: end it with a line \"---\"", lineNo, MaxFrontmatter)
+		}
+	}
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// ParseMeta reads the frontmatter at the start of r and nothing more. A
+// file without frontmatter has default metadata (its title is its first
+// "# heading" line). A non-nil error means the frontmatter is broken; it
+// names the line in the file, and m then holds the defaults.
+func ParseMeta(r io.Reader) (m Meta, err error) {
+	m.Priority = Medium
+	head, first, err := readHead(r)
+	if err == errNoFrontmatter {
+		if t, ok := strings.CutPrefix(first, "# "); ok {
+			m.Title = strings.TrimSpace(t)
+		}
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	var raw rawMeta
+	if _, err := frontmatter.Parse(bytes.NewReader(head), &raw); err != nil {
+		// yaml counts lines from the first line after "---".
+		msg := yamlLine.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "yaml: "), func(s string) string {
+			n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
+			return "line " + strconv.Itoa(n+1)
+		})
+		return Meta{Priority: Medium}, fmt.Errorf("frontmatter: %s", msg)
+	}
+	return raw.meta(head)
+}
+
+func (raw rawMeta) meta(head []byte) (Meta, error) {
+	m := Meta{Priority: Medium, Title: raw.Title, Tags: raw.Tags, DependsOn: raw.DependsOn, Attempts: raw.Attempts}
+	var errs []error
+	p, err := ParsePriority(raw.Priority)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("line %d: priority: %v", keyLine(head, "priority"), err))
+	}
+	m.Priority = p
+	if raw.CreatedAt != "" {
+		t, err := parseTime(raw.CreatedAt)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("line %d: created_at %q is not an RFC 3339 time such as 2026-11-22T09:15:03Z", keyLine(head, "created_at"), raw.CreatedAt))
+		}
+		m.CreatedAt = t
+	}
+	for _, dep := range m.DependsOn {
+		if err := ValidateID(dep); err != nil {
+			errs = append(errs, fmt.Errorf("line %d: depends_on: %v", keyLine(head, "depends_on"), err))
+		}
+	}
+	return m, errors.Join(errs...)
+}
+
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("cannot parse time %q", s)
+}
+
+// keyLine returns the 1-based line in the file of a top-level key.
+func keyLine(head []byte, key string) int {
+	for i, line := range strings.Split(string(head), "\n") {
+		if strings.HasPrefix(line, key+":") {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+type renderMeta struct {
+	Priority  string   `yaml:"priority"`
+	CreatedAt string   `yaml:"created_at"`
+	Title     string   `yaml:"title,omitempty"`
+	Tags      []string `yaml:"tags,omitempty,flow"`
+	DependsOn []string `yaml:"depends_on,omitempty,flow"`
+}
+
+// Render returns a new session file: frontmatter for m, then body.
+func Render(m Meta, body []byte) []byte {
+	out, err := yaml.Marshal(renderMeta{
+		Priority:  m.Priority.String(),
+		CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339),
+		Title:     m.Title,
+		Tags:      m.Tags,
+		DependsOn: m.DependsOn,
+	})
+	if err != nil {
+		panic(err) // strings and string slices always marshal
+	}
+	var b bytes.Buffer
+	b.WriteString("---\n")
+	b.Write(out)
+	b.WriteString("---\n")
+	if len(body) > 0 {
+		b.Write(body)
+		if body[len(body)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// SetField returns content with the top-level frontmatter key set to value
+// (a YAML scalar, already quoted if needed), keeping every other byte of the
+// file as it was: unknown fields, comments, order and the body.
+func SetField(content []byte, key, value string) ([]byte, error) {
+	head, _, err := readHead(bytes.NewReader(content))
+	if err == errNoFrontmatter {
+		return append([]byte("---\n"+key+": "+value+"\n---\n"), content...), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.SplitAfter(string(head), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	var out strings.Builder
+	done := false
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if !done && strings.HasPrefix(line, key+":") {
+			out.WriteString(key + ": " + value + "\n")
+			// Skip the old value's continuation lines (indented or list items).
+			for i+1 < len(lines)-1 && (strings.HasPrefix(lines[i+1], " ") || strings.HasPrefix(lines[i+1], "\t") || strings.HasPrefix(lines[i+1], "- ")) {
+				i++
+			}
+			done = true
+			continue
+		}
+		if !done && i == len(lines)-1 {
+			out.WriteString(key + ": " + value + "\n")
+			done = true
+		}
+		out.WriteString(line)
+	}
+	return append([]byte(out.String()), content[len(head):]...), nil
+}
