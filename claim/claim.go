@@ -37,6 +37,30 @@ func (c *Client) Release(id string) (sessions.Session, error) {
 	return c.transition("release", id, sessions.Doing, c.Owner, sessions.Todo, "")
 }
 
+// ReleaseAll releases every session this owner holds and removes the
+// owner's directory if it is then empty. It returns what it released; the
+// error is the first failure (the other sessions are still released).
+func (c *Client) ReleaseAll() ([]sessions.Session, error) {
+	list, err := c.Board.ListOwner(c.Owner)
+	if err != nil {
+		return nil, err
+	}
+	var out []sessions.Session
+	var first error
+	for _, s := range list {
+		r, err := c.Release(s.ID)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	_ = os.Remove(c.Board.StateDir(sessions.Doing, c.Owner)) // only if empty
+	return out, first
+}
+
 // Done moves session id from doing/<owner>/ to done/.
 func (c *Client) Done(id string) (sessions.Session, error) {
 	return c.transition("done", id, sessions.Doing, c.Owner, sessions.Done, "")
@@ -54,17 +78,47 @@ func (c *Client) transition(op, id string, from sessions.State, fromOwner string
 	}
 	src := c.Board.Path(from, fromOwner, id)
 	dst := c.Board.Path(to, toOwner, id)
-	if err := c.move(op, id, src, dst); err != nil {
+	if err := c.move(op, id, src, dst, true); err != nil {
 		var e *Error
-		if errors.As(err, &e) && errors.Is(err, ErrSessionNotAvailable) && e.State == to && e.Holder == toOwner {
+		if !errors.As(err, &e) {
+			return sessions.Session{}, err
+		}
+		if errors.Is(err, ErrSessionNotAvailable) && e.State == to && e.Holder == toOwner {
 			// Already where the caller wants it (a repeated claim or reopen).
 			if op == "claim" || op == "reopen" {
 				return c.read(to, toOwner, id)
 			}
 		}
+		if (op == "release" || op == "done") && (errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound)) {
+			if _, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
+				e.Err = ErrClaimLost // fenced: this owner was reaped
+			}
+		}
 		return sessions.Session{}, err
 	}
 	return c.read(to, toOwner, id)
+}
+
+// Holds checks that this owner still holds session id. It fails with
+// ErrClaimLost if the owner's claim was reaped, ErrSessionNotAvailable if
+// someone else has it or it is not claimed, ErrSessionNotFound if it exists
+// nowhere.
+func (c *Client) Holds(id string) error {
+	if err := sessions.ValidateID(id); err != nil {
+		return &Error{Op: "heartbeat", ID: id, Err: err}
+	}
+	p := c.Board.Path(sessions.Doing, c.Owner, id)
+	if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() {
+		return nil
+	}
+	e := &Error{Op: "heartbeat", ID: id, Err: ErrSessionNotFound}
+	if places, err := c.Board.Locate(id); err == nil && len(places) > 0 {
+		e.Err, e.State, e.Holder = ErrSessionNotAvailable, places[0].State, places[0].Owner
+	}
+	if _, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
+		e.Err = ErrClaimLost
+	}
+	return e
 }
 
 func (c *Client) read(st sessions.State, owner, id string) (sessions.Session, error) {
@@ -77,8 +131,11 @@ func (c *Client) read(st sessions.State, owner, id string) (sessions.Session, er
 }
 
 // move renames src to dst without replacing, creating dst's directory if it
-// is missing, fsyncs both directories, and turns failures into *Error.
-func (c *Client) move(op, id, src, dst string) error {
+// is missing, fsyncs both directories, and turns failures into *Error. With
+// locate, a missing source is told apart as not found or not available
+// (with where the session is now); without, it is ErrSessionNotAvailable:
+// next and reap, which lose races all the time, skip that look-up.
+func (c *Client) move(op, id, src, dst string, locate bool) error {
 	err := fsx.RenameNoReplace(src, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Either the source is gone (lost race) or dst's directory (an
@@ -102,6 +159,8 @@ func (c *Client) move(op, id, src, dst string) error {
 	}
 	e := &Error{Op: op, ID: id, From: src, To: dst, Err: err}
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && !locate:
+		e.Err = ErrSessionNotAvailable
 	case errors.Is(err, fs.ErrNotExist):
 		e.Err = ErrSessionNotFound
 		if places, lerr := c.Board.Locate(id); lerr == nil && len(places) > 0 {

@@ -87,12 +87,15 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // claimed by someone else since the listing
 		}
-		if err == nil && sessions.Compare(fresh, s) != 0 {
-			// Edited in place since the cache saw it: put it back in order.
-			q.insert(fresh)
-			continue
+		if err == nil {
+			if sessions.Compare(fresh, s) != 0 {
+				// Edited since the listing saw it: put it back in order.
+				q.insert(fresh)
+				continue
+			}
+			s = fresh
 		}
-		err = c.move("next", s.ID, s.Path, c.Board.Path(sessions.Doing, c.Owner, s.ID))
+		err = c.move("next", s.ID, s.Path, c.Board.Path(sessions.Doing, c.Owner, s.ID), false)
 		if err == nil {
 			s.State, s.Owner, s.Path = sessions.Doing, c.Owner, c.Board.Path(sessions.Doing, c.Owner, s.ID)
 			return s, nil
@@ -120,6 +123,12 @@ func (q *Queue) insert(s sessions.Session) {
 // candidates lists todo/ in order, without the sessions that wait on
 // dependencies, and says how many those were.
 func (q *Queue) candidates() ([]sessions.Session, int, error) {
+	// Heal the queue first: sessions of owners whose process is gone go
+	// back to todo/. Cheap when doing/ holds no other owner with a lease.
+	leases := &Leases{Board: q.c.Board}
+	if _, err := leases.Reap(ReapOptions{OnlyDead: true, Except: q.c.Owner}); err != nil {
+		return nil, 0, err
+	}
 	list, err := q.c.Board.ListState(sessions.Todo, false)
 	if err != nil {
 		return nil, 0, err

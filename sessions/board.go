@@ -19,18 +19,22 @@ const (
 	Todo  State = "todo"
 	Doing State = "doing"
 	Done  State = "done"
+	// Failed holds sessions set aside after too many failed attempts by
+	// `pickup work`; next never takes them, `pickup requeue` returns them.
+	// The directory is created when first needed.
+	Failed State = "failed"
 )
 
-// States lists every state in board order.
+// States lists the states every board has, in board order.
 var States = []State{Todo, Doing, Done}
 
 // ParseState parses "todo", "doing" or "done".
 func ParseState(s string) (State, error) {
 	switch State(s) {
-	case Todo, Doing, Done:
+	case Todo, Doing, Done, Failed:
 		return State(s), nil
 	}
-	return "", fmt.Errorf("unknown state %q: use todo, doing or done", s)
+	return "", fmt.Errorf("unknown state %q: use todo, doing, done or failed", s)
 }
 
 // RuntimeDirName is the board's directory for machine-local files that are
@@ -141,6 +145,7 @@ func (b *Board) Locate(id string) ([]Place, error) {
 		try(Doing, o)
 	}
 	try(Done, "")
+	try(Failed, "")
 	return places, nil
 }
 

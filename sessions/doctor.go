@@ -130,6 +130,9 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 	if err := scan(Done, ""); err != nil {
 		return nil, err
 	}
+	if err := scan(Failed, ""); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	for id, cs := range copies {
 		if len(cs) == 1 && cs[0].nlink > 1 {
 			out = append(out, Finding{Kind: "hardlink", ID: id, Path: cs[0].place.Path, Message: fmt.Sprintf("file has %d links (another name outside the board's states?)", cs[0].nlink)})
@@ -145,6 +148,8 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 func rank(st State) int {
 	switch st {
 	case Done:
+		return 3
+	case Failed:
 		return 2
 	case Doing:
 		return 1

@@ -20,7 +20,7 @@ import (
 // is re-read.
 func (b *Board) List(states ...State) ([]Session, error) {
 	if len(states) == 0 {
-		states = States
+		states = []State{Todo, Doing, Done, Failed}
 	}
 	var all []Session
 	for _, st := range states {
@@ -79,8 +79,8 @@ func (b *Board) scan(st State, owner string, validate bool) ([]Session, error) {
 	dir := b.StateDir(st, owner)
 	entries, err := fsx.ReadDirIno(dir)
 	if err != nil {
-		if st == Doing && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil // the owner's directory went away meanwhile
+		if (st == Doing || st == Failed) && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil // an owner's directory went away, or nothing failed yet
 		}
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 )
@@ -14,6 +15,7 @@ type run struct {
 	dir    string
 	owner  string
 	noSync bool
+	pid    int
 }
 
 // Main runs pickup with args (args[0] is the program name) and returns the
@@ -91,6 +93,7 @@ func (r *run) globalFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "owner", Usage: "who claims (default: $PICKUP_OWNER, $CLAUDE_SESSION_ID, $CODEX_THREAD_ID, else user@host)"},
 		&ucli.BoolFlag{Name: "json", Usage: "print one JSON object (an array for list) on stdout"},
 		&ucli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a power loss may undo recent transitions (also $PICKUP_NO_SYNC=1)"},
+		&ucli.IntFlag{Name: "pid", Usage: "the process whose life the owner's lease follows (default: $PICKUP_PID, else the agent or program that ran pickup)"},
 	}
 }
 
@@ -131,6 +134,9 @@ func (r *run) resolve(c *ucli.Context) error {
 		}
 		if x.IsSet("no-sync") && x.Bool("no-sync") {
 			r.noSync = true
+		}
+		if x.IsSet("pid") {
+			r.pid = x.Int("pid")
 		}
 	}
 	if v := r.env.Getenv("PICKUP_NO_SYNC"); v != "" && v != "0" && v != "false" {
@@ -181,6 +187,18 @@ func reorderArgs(app *ucli.App, args []string) []string {
 				pos = append(pos, args[i:]...)
 				break
 			}
+			if (a == "--wait" || a == "-wait") && optionalWait[cmd.Name] {
+				// --wait takes an optional value: a bare one means no limit;
+				// "--wait 10m" is read as "--wait=10m".
+				if i+1 < len(args) && isDuration(args[i+1]) {
+					opts = append(opts, "--wait="+args[i+1])
+					i += 2
+					continue
+				}
+				opts = append(opts, "--wait="+waitForever)
+				i++
+				continue
+			}
 			if strings.HasPrefix(a, "-") && a != "-" {
 				opts = append(opts, a)
 				if takesValue(cmd.Flags, a) && i+1 < len(args) {
@@ -196,6 +214,17 @@ func reorderArgs(app *ucli.App, args []string) []string {
 	}
 	return out
 }
+
+func isDuration(s string) bool {
+	_, err := time.ParseDuration(s)
+	return err == nil
+}
+
+// waitForever is what a bare --wait means.
+const waitForever = "forever"
+
+// optionalWait names the commands whose --wait may come without a value.
+var optionalWait = map[string]bool{"next": true, "work": true}
 
 func findCommand(cmds []*ucli.Command, name string) *ucli.Command {
 	for _, c := range cmds {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/sessions"
@@ -23,15 +24,22 @@ func (r *run) commands() []*ucli.Command {
 				"Example: pickup claim 2026-11-22_09-15-03",
 			(*claim.Client).Claim),
 		r.nextCommand(),
-		r.transitionCommand("release", "released", "give a claimed session back: move it from doing/<owner>/ to todo/",
-			"Only the owner who claimed a session can release it.\n\nExample: pickup release 2026-11-22_09-15-03",
-			(*claim.Client).Release),
+		r.releaseCommand(),
 		r.transitionCommand("done", "done", "finish a claimed session: move it from doing/<owner>/ to done/",
 			"Only the owner who claimed a session can finish it.\n\nExample: pickup done 2026-11-22_09-15-03",
 			(*claim.Client).Done),
 		r.transitionCommand("reopen", "reopened", "put a finished session back: move it from done/ to todo/",
 			"Example: pickup reopen 2026-11-22_09-15-03",
 			(*claim.Client).Reopen),
+		r.watchCommand(),
+		r.workCommand(),
+		r.transitionCommand("requeue", "requeued", "return a set-aside session from failed/ to todo/",
+			"pickup work sets a session aside in failed/ after --max-attempts failures; requeue\n"+
+				"resets its attempt count and puts it back in the queue.\n\nExample: pickup requeue 2026-11-22_09-15-03",
+			(*claim.Client).Requeue),
+		r.heartbeatCommand(),
+		r.reapCommand(),
+		r.statusCommand(),
 		r.doctorCommand(),
 		r.demoCommand(),
 	}
@@ -85,6 +93,11 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 			if err != nil {
 				return err
 			}
+			if name == "claim" {
+				if err := r.register(cl); err != nil {
+					return err
+				}
+			}
 			s, err := do(cl, id)
 			if err != nil {
 				return err
@@ -98,26 +111,106 @@ func (r *run) nextCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "next",
 		Usage:     "claim the best available session",
-		UsageText: "pickup next [--json]",
+		UsageText: "pickup next [--wait[=DUR]] [--json]",
 		Description: "Takes the session that comes first by priority (high, medium, low), then created_at\n" +
 			"(oldest first), then id, skipping sessions whose depends_on are not all done.\n" +
-			"A lost race moves on to the next candidate. Exits 3 when nothing is available.\n\n" +
-			"Example: pickup next --json",
+			"A lost race moves on to the next candidate. Exits 3 when nothing is available.\n" +
+			"With --wait it blocks until a session can be claimed (a new one, a release, a reap,\n" +
+			"a dependency finishing) and exits 3 only at the timeout; --wait alone waits forever.\n\n" +
+			"Examples:\n   pickup next --json\n   pickup next --wait=10m",
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "wait", Usage: "wait up to DUR for a session (--wait alone: no limit)"},
+		},
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
 				return usageError("next takes no arguments; to claim a given session use `pickup claim ID`")
+			}
+			wait, timeout, err := waitFlag(c)
+			if err != nil {
+				return err
 			}
 			cl, err := r.client()
 			if err != nil {
 				return err
 			}
+			if err := r.register(cl); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			s, err := cl.Next(ctx)
+			var s sessions.Session
+			if wait {
+				if timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, timeout)
+					defer cancel()
+				}
+				s, err = cl.NewQueue(claim.NextOptions{}).Wait(ctx, claim.WaitOptions{})
+			} else {
+				s, err = cl.Next(ctx)
+			}
 			if err != nil {
 				return err
 			}
 			return r.printSession("claimed", s)
 		},
 	}
+}
+
+// waitFlag reads --wait: absent, "forever" (a bare --wait) or a duration.
+func waitFlag(c *ucli.Context) (wait bool, timeout time.Duration, err error) {
+	if !c.IsSet("wait") {
+		return false, 0, nil
+	}
+	v := c.String("wait")
+	if v == waitForever || v == "" || v == "0" {
+		return true, 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return false, 0, usageError("--wait=%q: give a duration such as 30s or 10m, or --wait alone to wait with no limit", v)
+	}
+	return true, d, nil
+}
+
+func (r *run) releaseCommand() *ucli.Command {
+	cmd := r.transitionCommand("release", "released", "give a claimed session back: move it from doing/<owner>/ to todo/",
+		"Only the owner who claimed a session can release it. --all releases every session this\n"+
+			"owner holds and ends its lease (for the end of an agent session).\n\n"+
+			"Examples:\n   pickup release 2026-11-22_09-15-03\n   pickup release --all",
+		(*claim.Client).Release)
+	cmd.UsageText = "pickup release [--json] ID | --all"
+	cmd.Flags = append(cmd.Flags, &ucli.BoolFlag{Name: "all", Usage: "release every session this owner holds"})
+	one := cmd.Action
+	cmd.Action = func(c *ucli.Context) error {
+		if !c.Bool("all") {
+			return one(c)
+		}
+		if c.NArg() > 0 {
+			return usageError("release --all takes no session ids")
+		}
+		cl, err := r.client()
+		if err != nil {
+			return err
+		}
+		released, err := cl.ReleaseAll()
+		_ = r.leases(cl.Board).Remove(cl.Owner)
+		if r.json {
+			if released == nil {
+				released = []sessions.Session{}
+			}
+			if jerr := r.printJSON(released); jerr != nil {
+				return jerr
+			}
+		} else {
+			for _, s := range released {
+				r.printf("released %s\n", describe(s))
+			}
+			if len(released) == 0 && err == nil {
+				r.printf("%s holds no sessions\n", cl.Owner)
+			}
+		}
+		return err
+	}
+	return cmd
 }

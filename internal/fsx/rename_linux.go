@@ -10,3 +10,12 @@ func renameNoReplace(oldpath, newpath string) error {
 		}
 	}
 }
+
+func exchange(a, b string) error {
+	for {
+		err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -6,3 +6,5 @@ import "syscall"
 
 // renameNoReplace reports ENOSYS so that RenameNoReplace uses link+unlink.
 func renameNoReplace(oldpath, newpath string) error { return syscall.ENOSYS }
+
+func exchange(a, b string) error { return syscall.ENOSYS }

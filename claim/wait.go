@@ -1,0 +1,130 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// DefaultRescan is how often a waiter lists the board even without any
+// event: inotify can drop events (queue overflow) and readdir can skip
+// entries while others rename, so a session that sits in todo/ is found
+// within this bound whatever happened to its events. It costs one listing.
+const DefaultRescan = 5 * time.Second
+
+// WaitOptions tune Wait.
+type WaitOptions struct {
+	// Rescan bounds how long a waiter goes without listing todo/ (default
+	// DefaultRescan).
+	Rescan time.Duration
+	// notify replaces the fsnotify watcher in tests.
+	notify func(dirs ...string) (notifier, error)
+}
+
+// notifier is the part of *fsnotify.Watcher a waiter uses.
+type notifier interface {
+	Events() <-chan fsnotify.Event
+	Errors() <-chan error
+	Close() error
+}
+
+type fsWatcher struct{ w *fsnotify.Watcher }
+
+func (f fsWatcher) Events() <-chan fsnotify.Event { return f.w.Events }
+func (f fsWatcher) Errors() <-chan error          { return f.w.Errors }
+func (f fsWatcher) Close() error                  { return f.w.Close() }
+
+func newFSWatcher(dirs ...string) (notifier, error) {
+	w, err := fsnotify.NewBufferedWatcher(4096)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		if err := w.Add(d); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	return fsWatcher{w}, nil
+}
+
+// Wait claims the best available session like Next, and when there is
+// none, blocks until one can be claimed: a new session in todo/, a release,
+// a reap, or the last dependency of a waiting session finishing. It returns
+// ErrNothingAvailable (wrapped) when ctx is done first; give ctx a deadline
+// for a timeout.
+//
+// Events are hints: a rename shows as Create in the target, events
+// coalesce, and the kernel queue may overflow. Each event (or overflow, or
+// watcher error) only makes the waiter list todo/ again, and a bounded
+// rescan catches anything the events missed. Many waiters on one board are
+// safe: each session still goes to exactly one of them, because claiming is
+// a rename. An idle waiter sleeps in the kernel; it does not poll.
+func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, error) {
+	rescan := opts.Rescan
+	if rescan <= 0 {
+		rescan = DefaultRescan
+	}
+	notify := opts.notify
+	if notify == nil {
+		notify = newFSWatcher
+	}
+	b := q.c.Board
+	// Watch before the first look, so nothing can arrive unseen between
+	// the look and the watch.
+	w, err := notify(b.StateDir(sessions.Todo, ""), b.StateDir(sessions.Done, ""))
+	if err != nil {
+		return sessions.Session{}, &Error{Op: "next", Err: err}
+	}
+	defer w.Close()
+	timer := time.NewTimer(rescan)
+	defer timer.Stop()
+	for {
+		s, err := q.Next(context.WithoutCancel(ctx))
+		if err == nil || !errors.Is(err, ErrNothingAvailable) {
+			return s, err
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(rescan)
+	sleep:
+		for {
+			select {
+			case <-ctx.Done():
+				return sessions.Session{}, err
+			case <-timer.C:
+				break sleep
+			case ev, ok := <-w.Events():
+				if !ok {
+					return sessions.Session{}, &Error{Op: "next", Err: errors.New("watcher closed")}
+				}
+				if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Write) {
+					if _, ok := sessions.IsSessionName(baseName(ev.Name)); ok {
+						q.Invalidate()
+						break sleep
+					}
+				}
+			case <-w.Errors():
+				// Overflow or a watcher error: events were lost, look.
+				q.Invalidate()
+				break sleep
+			}
+		}
+	}
+}
+
+func baseName(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
+}

@@ -1,0 +1,200 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// WorkEvent is one thing a Pool did, for logs and --json streams.
+type WorkEvent struct {
+	Time    time.Time `json:"time"`
+	Event   string    `json:"event"` // claimed, done, failed, released, set_aside, lost
+	ID      string    `json:"id"`
+	Worker  int       `json:"worker"`
+	Attempt int       `json:"attempt,omitempty"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// WorkSummary counts what a Pool did.
+type WorkSummary struct {
+	Claimed  int `json:"claimed"`
+	Done     int `json:"done"`
+	Failed   int `json:"failed"`    // runs that failed (each also counted as an attempt)
+	SetAside int `json:"set_aside"` // sessions moved to failed/
+	Released int `json:"released"`  // unfinished sessions returned when stopped
+	Lost     int `json:"lost"`      // claims reaped while running
+}
+
+// Pool runs a function for sessions, Jobs at a time: each worker claims the
+// next session, runs it, and moves it on: done when Run succeeds, back to
+// todo/ with the attempt counted when it fails, to failed/ after
+// MaxAttempts failures.
+type Pool struct {
+	Client      *Client
+	Jobs        int
+	MaxAttempts int // 0: retry forever
+	// Wait keeps the pool serving new sessions; without it the pool stops
+	// when nothing is available.
+	Wait bool
+	// Run works on one session. ctx is cancelled when the pool is told to
+	// stop; the session then goes back to todo/ uncounted.
+	Run func(ctx context.Context, worker int, s sessions.Session) error
+	// Event, if set, is called for every event (from several goroutines,
+	// one at a time).
+	Event func(WorkEvent)
+}
+
+// Serve runs the pool until nothing is left (or, with Wait, until stop is
+// cancelled). Cancelling stop stops claiming and cancels every running Run
+// (whose session is released back to todo/ once Run returns).
+func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
+	jobs := max(p.Jobs, 1)
+	var (
+		mu      sync.Mutex
+		sum     WorkSummary
+		firstEr error
+	)
+	emit := func(ev WorkEvent, count func(*WorkSummary)) {
+		ev.Time = time.Now().UTC()
+		mu.Lock()
+		defer mu.Unlock()
+		count(&sum)
+		if p.Event != nil {
+			p.Event(ev)
+		}
+	}
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstEr == nil {
+			firstEr = err
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w <= jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.worker(stop, w, emit); err != nil {
+				fail(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return sum, firstEr
+}
+
+func (p *Pool) worker(stop context.Context, w int, emit func(WorkEvent, func(*WorkSummary))) error {
+	c := p.Client
+	q := c.NewQueue(NextOptions{Snapshot: time.Second})
+	for {
+		if stop.Err() != nil {
+			return nil
+		}
+		var s sessions.Session
+		var err error
+		if p.Wait {
+			s, err = q.Wait(stop, WaitOptions{})
+		} else {
+			s, err = q.Next(stop)
+		}
+		if errors.Is(err, ErrNothingAvailable) || stop.Err() != nil {
+			if err == nil {
+				_, _ = c.Release(s.ID) // claimed just as we were told to stop
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		emit(WorkEvent{Event: "claimed", ID: s.ID, Worker: w, Attempt: s.Attempts + 1}, func(x *WorkSummary) { x.Claimed++ })
+		runErr := p.Run(stop, w, s)
+		if stop.Err() != nil {
+			if _, err := c.Release(s.ID); err != nil {
+				emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })
+				return nil
+			}
+			emit(WorkEvent{Event: "released", ID: s.ID, Worker: w}, func(x *WorkSummary) { x.Released++ })
+			return nil
+		}
+		if runErr == nil {
+			if _, err := c.Done(s.ID); err != nil {
+				emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })
+				continue
+			}
+			emit(WorkEvent{Event: "done", ID: s.ID, Worker: w, Attempt: s.Attempts + 1}, func(x *WorkSummary) { x.Done++ })
+			continue
+		}
+		attempt := s.Attempts + 1
+		setAside := p.MaxAttempts > 0 && attempt >= p.MaxAttempts
+		err = c.recordFailure(s.ID, attempt, runErr, setAside)
+		switch {
+		case err != nil:
+			emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Attempt: attempt, Error: err.Error()}, func(x *WorkSummary) { x.Failed++; x.Lost++ })
+		case setAside:
+			emit(WorkEvent{Event: "set_aside", ID: s.ID, Worker: w, Attempt: attempt, Error: runErr.Error()}, func(x *WorkSummary) { x.Failed++; x.SetAside++ })
+		default:
+			emit(WorkEvent{Event: "failed", ID: s.ID, Worker: w, Attempt: attempt, Error: runErr.Error()}, func(x *WorkSummary) { x.Failed++ })
+		}
+	}
+}
+
+// recordFailure writes the attempt count and the error into the claimed
+// session, then moves it back to todo/, or to failed/ when setAside. The
+// rewrite replaces the file only while it is still in doing/<owner>/, so a
+// session reaped meanwhile is never resurrected here.
+func (c *Client) recordFailure(id string, attempt int, runErr error, setAside bool) error {
+	path := c.Board.Path(sessions.Doing, c.Owner, id)
+	if err := c.setFields(path, map[string]string{
+		"attempts":   strconv.Itoa(attempt),
+		"last_error": strconv.Quote(fmt.Sprintf("%s (attempt %d)", runErr, attempt)),
+	}); err != nil {
+		return &Error{Op: "release", ID: id, From: path, Err: err}
+	}
+	to := c.Board.Path(sessions.Todo, "", id)
+	op := "release"
+	if setAside {
+		op = "set aside"
+		to = c.Board.Path(sessions.Failed, "", id)
+	}
+	return c.move(op, id, path, to, true)
+}
+
+func (c *Client) setFields(path string, fields map[string]string) error {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, k := range []string{"attempts", "last_error"} {
+		if v, ok := fields[k]; ok {
+			if content, err = sessions.SetField(content, k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return fsx.ReplaceExisting(path, content, 0o644, !c.Board.NoSync)
+}
+
+// Requeue moves a set-aside session from failed/ back to todo/ with its
+// attempt count reset, so that next takes it again.
+func (c *Client) Requeue(id string) (sessions.Session, error) {
+	if err := sessions.ValidateID(id); err != nil {
+		return sessions.Session{}, &Error{Op: "requeue", ID: id, Err: err}
+	}
+	src := c.Board.Path(sessions.Failed, "", id)
+	if err := c.setFields(src, map[string]string{"attempts": "0"}); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return sessions.Session{}, &Error{Op: "requeue", ID: id, From: src, Err: err}
+	}
+	if err := c.move("requeue", id, src, c.Board.Path(sessions.Todo, "", id), true); err != nil {
+		return sessions.Session{}, err
+	}
+	return c.read(sessions.Todo, "", id)
+}

@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/proc"
+	"github.com/pickup-dev/pickup/sessions"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// leaseRefresh is how often claims renew an unchanged lease's heartbeat.
+const leaseRefresh = time.Minute
+
+// ownerProcess is the process whose life the owner's lease follows: --pid,
+// else $PICKUP_PID, else the long-lived process that invoked pickup.
+func (r *run) ownerProcess() (proc.Process, error) {
+	pid := r.pid
+	if pid == 0 {
+		if v := r.env.Getenv("PICKUP_PID"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return proc.Process{}, usageError("$PICKUP_PID=%q is not a process id", v)
+			}
+			pid = n
+		}
+	}
+	if pid == 0 {
+		pid = invokerPID()
+	}
+	env := proc.Env{Hostname: r.env.Hostname}
+	p, err := env.Lookup(pid)
+	if err != nil {
+		return proc.Process{}, fmt.Errorf("owner process: %w (pass --pid of a running process)", err)
+	}
+	return p, nil
+}
+
+func (r *run) leases(b *sessions.Board) *claim.Leases {
+	return &claim.Leases{Board: b, Proc: proc.Env{Hostname: r.env.Hostname}, Now: r.env.Now}
+}
+
+// register makes sure the owner holds a lease before it claims.
+func (r *run) register(c *claim.Client) error {
+	p, err := r.ownerProcess()
+	if err != nil {
+		return err
+	}
+	return r.leases(c.Board).Ensure(c.Owner, p, leaseRefresh)
+}
+
+func (r *run) heartbeatCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "heartbeat",
+		Usage:     "renew this owner's lease; with ids, also check it still holds them",
+		UsageText: "pickup heartbeat [ID...]",
+		Description: "Leases of owners whose process is alive on this host never go stale, so agents need\n" +
+			"not call this; hooks and `pickup lock run` / `pickup work` do it for them. With session\n" +
+			"ids it exits 6 if the owner's claim on one of them was reaped (do not finish that\n" +
+			"session; take other work).\n\nExample: pickup heartbeat 2026-11-22_09-15-03",
+		Action: func(c *ucli.Context) error {
+			cl, err := r.client()
+			if err != nil {
+				return err
+			}
+			for _, id := range c.Args().Slice() {
+				if err := cl.Holds(id); err != nil {
+					return err
+				}
+			}
+			p, err := r.ownerProcess()
+			if err != nil {
+				return err
+			}
+			lease, err := r.leases(cl.Board).Heartbeat(cl.Owner, p)
+			if err != nil {
+				return err
+			}
+			if r.json {
+				return r.printJSON(lease)
+			}
+			return nil
+		},
+	}
+}
+
+func (r *run) reapCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "reap",
+		Usage:     "return the sessions of dead or stale owners to todo/",
+		UsageText: "pickup reap [--stale DUR] [--dry-run]",
+		Description: "An owner is dead when its process on this host is gone (its claims come back at once)\n" +
+			"and stale when its liveness cannot be checked (another host, no process) and it has not\n" +
+			"heartbeated for --stale. An owner whose process is alive here is never reaped.\n" +
+			"A reaped owner's later done, release or heartbeat of those sessions exits 6.\n" +
+			"`pickup next` reaps dead owners by itself. Concurrent reapers are safe.\n\n" +
+			"Examples:\n   pickup reap --dry-run\n   pickup reap --stale 2h",
+		Flags: []ucli.Flag{
+			&ucli.DurationFlag{Name: "stale", Usage: "heartbeat age after which an unverifiable owner is stale (default 30m)"},
+			&ucli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be reaped, change nothing"},
+		},
+		Action: func(c *ucli.Context) error {
+			b, err := r.board()
+			if err != nil {
+				return err
+			}
+			stale, err := r.stale(c, b)
+			if err != nil {
+				return err
+			}
+			reaped, err := r.leases(b).Reap(claim.ReapOptions{Stale: stale, DryRun: c.Bool("dry-run")})
+			if err != nil {
+				return err
+			}
+			if r.json {
+				if reaped == nil {
+					reaped = []claim.Reaped{}
+				}
+				return r.printJSON(reaped)
+			}
+			verb := "reaped"
+			if c.Bool("dry-run") {
+				verb = "would reap"
+			}
+			for _, x := range reaped {
+				if x.Err != "" {
+					r.printf("could not reap %s from %s: %s\n", x.ID, x.Owner, x.Err)
+					continue
+				}
+				r.printf("%s %s from %s (%s: %s)\n", verb, x.ID, x.Owner, x.State, x.Reason)
+			}
+			if len(reaped) == 0 {
+				r.printf("nothing to reap\n")
+			}
+			return nil
+		},
+	}
+}
+
+// stale is --stale, else the board's setting, else the default.
+func (r *run) stale(c *ucli.Context, b *sessions.Board) (time.Duration, error) {
+	if c.IsSet("stale") {
+		d := c.Duration("stale")
+		if d <= 0 {
+			return 0, usageError("--stale must be a positive duration such as 45m")
+		}
+		return d, nil
+	}
+	cfg, err := b.Config()
+	if err != nil {
+		return 0, err
+	}
+	if cfg.Stale > 0 {
+		return cfg.Stale, nil
+	}
+	return claim.DefaultStale, nil
+}
+
+type ownerStatus struct {
+	Owner     string           `json:"owner"`
+	State     claim.OwnerState `json:"state"`
+	Reason    string           `json:"reason"`
+	LeaseAge  string           `json:"lease_age,omitempty"`
+	Heartbeat string           `json:"heartbeat_age,omitempty"`
+	PID       int              `json:"pid,omitempty"`
+	Host      string           `json:"host,omitempty"`
+	Sessions  []string         `json:"sessions"`
+}
+
+func (r *run) statusCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:        "status",
+		Usage:       "show owners: alive, dead or stale, lease age, and their sessions",
+		UsageText:   "pickup status [--stale DUR] [--json]",
+		Description: "Example: pickup status --json",
+		Flags: []ucli.Flag{
+			&ucli.DurationFlag{Name: "stale", Usage: "heartbeat age after which an unverifiable owner is stale (default 30m)"},
+		},
+		Action: func(c *ucli.Context) error {
+			b, err := r.board()
+			if err != nil {
+				return err
+			}
+			stale, err := r.stale(c, b)
+			if err != nil {
+				return err
+			}
+			leases := r.leases(b)
+			owners, err := b.Owners()
+			if err != nil {
+				return err
+			}
+			now := r.env.Now()
+			out := []ownerStatus{}
+			for _, o := range owners {
+				list, err := b.ListOwner(o)
+				if err != nil {
+					return err
+				}
+				state, lease, reason := leases.Judge(o, stale)
+				st := ownerStatus{Owner: o, State: state, Reason: reason, Sessions: []string{}}
+				if !lease.Created.IsZero() {
+					st.LeaseAge = now.Sub(lease.Created).Round(time.Second).String()
+					st.Heartbeat = now.Sub(lease.Heartbeat).Round(time.Second).String()
+					st.PID, st.Host = lease.Process.PID, lease.Process.Host
+				}
+				for _, s := range list {
+					st.Sessions = append(st.Sessions, s.ID)
+				}
+				if len(list) == 0 && lease.Created.IsZero() {
+					continue // an empty directory left behind
+				}
+				out = append(out, st)
+			}
+			if r.json {
+				return r.printJSON(out)
+			}
+			if len(out) == 0 {
+				r.printf("no owners hold sessions\n")
+			}
+			for _, st := range out {
+				r.printf("%s: %s (%s)", st.Owner, st.State, sanitize(st.Reason))
+				if st.LeaseAge != "" {
+					r.printf(", lease %s old, heartbeat %s ago", st.LeaseAge, st.Heartbeat)
+				}
+				r.printf("\n")
+				for _, id := range st.Sessions {
+					r.printf("  %s\n", id)
+				}
+			}
+			return nil
+		},
+	}
+}

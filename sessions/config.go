@@ -1,0 +1,60 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"gopkg.in/yaml.v2"
+)
+
+// ConfigFile is the board's settings file, <board>/config.yaml. It is
+// committed with the board, so every clone and worktree shares it.
+const ConfigFile = "config.yaml"
+
+// Config holds the board's settings. Every field has a default; a missing
+// file means all defaults.
+type Config struct {
+	// Stale is how long an owner whose liveness cannot be checked may go
+	// without a heartbeat before reap returns its sessions (default 30m).
+	Stale time.Duration
+	// Commit makes every transition a git commit (default false).
+	Commit bool
+	// KeepOnSessionEnd keeps an agent's claims when its Claude Code
+	// session ends instead of releasing them (default false).
+	KeepOnSessionEnd bool
+}
+
+type rawConfig struct {
+	Stale            string `yaml:"stale"`
+	Commit           bool   `yaml:"commit"`
+	KeepOnSessionEnd bool   `yaml:"keep_on_session_end"`
+}
+
+// Config reads <board>/config.yaml.
+func (b *Board) Config() (Config, error) {
+	path := filepath.Join(b.Dir, ConfigFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Config{}, nil
+	}
+	if err != nil {
+		return Config{}, err
+	}
+	var raw rawConfig
+	if err := yaml.UnmarshalStrict(data, &raw); err != nil {
+		return Config{}, fmt.Errorf("read %s: %w (known settings: stale, commit, keep_on_session_end)", path, err)
+	}
+	c := Config{Commit: raw.Commit, KeepOnSessionEnd: raw.KeepOnSessionEnd}
+	if raw.Stale != "" {
+		d, err := time.ParseDuration(raw.Stale)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("read %s: stale: %q is not a positive duration such as 45m or 2h", path, raw.Stale)
+		}
+		c.Stale = d
+	}
+	return c, nil
+}
