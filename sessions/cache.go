@@ -18,10 +18,11 @@ import (
 // costs one full read, and a line that cannot be parsed is ignored.
 //
 // Format: a header line, then one line per session with tab-separated
-// fields: name, inode, mtime (ns), size, priority, created_at (unix ns),
+// fields: name, inode, mtime (ns), size, priority, created_at (RFC 3339,
+// nanoseconds: unix nanoseconds only cover 1678 to 2262),
 // attempts, title, tags, depends_on, problem. Text fields escape backslash,
 // tab and newline; lists are joined with \x1f.
-const cacheHeader = "pickup-cache 1"
+const cacheHeader = "pickup-cache 2"
 
 func (b *Board) cachePath(key string) string {
 	return filepath.Join(b.RuntimeDir(), "cache", key)
@@ -50,13 +51,13 @@ func (b *Board) loadCache(key string) map[string]Session {
 		s.mtime, err2 = strconv.ParseInt(fields[2], 10, 64)
 		s.size, err3 = strconv.ParseInt(fields[3], 10, 64)
 		prio, err4 := strconv.Atoi(fields[4])
-		created, err5 := strconv.ParseInt(fields[5], 10, 64)
+		created, err5 := time.Parse(time.RFC3339Nano, fields[5])
 		s.Attempts, err6 = strconv.Atoi(fields[6])
 		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || err6 != nil || prio < int(High) || prio > int(Low) {
 			continue
 		}
 		s.Priority = Priority(prio)
-		s.CreatedAt = time.Unix(0, created).UTC()
+		s.CreatedAt = created.UTC()
 		s.Title = unescape(fields[7])
 		s.Tags = splitList(fields[8])
 		s.DependsOn = splitList(fields[9])
@@ -76,7 +77,7 @@ func (b *Board) saveCache(key string, list []Session) {
 		buf.WriteString(filepath.Base(s.Path))
 		for _, f := range []string{
 			strconv.FormatUint(s.ino, 10), strconv.FormatInt(s.mtime, 10), strconv.FormatInt(s.size, 10),
-			strconv.Itoa(int(s.Priority)), strconv.FormatInt(s.CreatedAt.UnixNano(), 10), strconv.Itoa(s.Attempts),
+			strconv.Itoa(int(s.Priority)), s.CreatedAt.UTC().Format(time.RFC3339Nano), strconv.Itoa(s.Attempts),
 			escape(s.Title), joinList(s.Tags), joinList(s.DependsOn), escape(s.Problem),
 		} {
 			buf.WriteByte('\t')

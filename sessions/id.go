@@ -58,7 +58,9 @@ func SanitizeOwner(s string) string {
 			b[i] = '-'
 		}
 	}
-	out := strings.TrimLeft(string(b), "-")
+	// Only the first byte was held to [A-Za-z0-9]: trimming may expose
+	// a '.' or '_', which cannot start a name either.
+	out := strings.TrimLeft(string(b), "-._")
 	if len(out) > maxNameLen {
 		out = out[:maxNameLen]
 	}

@@ -159,7 +159,7 @@ func (b *Board) Refresh(s Session) (Session, error) {
 	if err != nil {
 		return s, err
 	}
-	if info.Mode().IsRegular() && info.Size() == s.size && info.ModTime().UnixNano() == s.mtime {
+	if info.Mode().IsRegular() && info.Size() == s.size && info.ModTime().UnixNano() == s.mtime && sameIno(info, s.ino) {
 		return s, nil
 	}
 	fresh, err := readSession(s.Path)
@@ -210,4 +210,11 @@ func openRegular(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	return f, nil
+}
+
+// sameIno reports whether info is the file with inode ino (true where
+// inode numbers are unknown).
+func sameIno(info os.FileInfo, ino uint64) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return !ok || ino == 0 || uint64(st.Ino) == ino
 }

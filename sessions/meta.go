@@ -10,28 +10,30 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
-	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v2"
 )
 
-// Priority orders sessions: High before Medium before Low.
+// Priority orders sessions: High before Medium before Low. The zero value
+// is Medium, the default.
 type Priority int
 
 // The priorities, in the order next takes them.
 const (
-	High Priority = iota
-	Medium
-	Low
+	High   Priority = -1
+	Medium Priority = 0
+	Low    Priority = 1
 )
 
-var priorityNames = [...]string{High: "high", Medium: "medium", Low: "low"}
-
 func (p Priority) String() string {
-	if p < High || p > Low {
-		return "medium"
+	switch p {
+	case High:
+		return "high"
+	case Low:
+		return "low"
 	}
-	return priorityNames[p]
+	return "medium"
 }
 
 // ParsePriority parses "high", "medium" or "low" (any case).
@@ -122,12 +124,21 @@ func readHead(r io.Reader) (head []byte, firstLine string, err error) {
 			}
 			continue
 		}
+		if len(line) == 0 && err == io.EOF && lineNo > 0 {
+			// The file ends with a newline: its last line was lineNo.
+			return nil, "", fmt.Errorf("line %d: frontmatter opened on line 1 is never closed: add a line \"---\" after it", lineNo)
+		}
 		buf.Write(line)
 		lineNo++
-		text := strings.TrimSpace(strings.TrimPrefix(string(line), "\ufeff"))
+		text := string(line)
+		if lineNo == 1 {
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
+		// Only trailing blanks: an indented "---" belongs to a YAML value.
+		text = strings.TrimRight(text, " \t\r\n")
 		if lineNo == 1 {
 			if text != "---" {
-				return nil, strings.TrimRight(string(line), "\r\n"), errNoFrontmatter
+				return nil, text, errNoFrontmatter
 			}
 		} else if text == "---" || text == "..." {
 			return buf.Bytes(), "", nil
@@ -142,6 +153,16 @@ func readHead(r io.Reader) (head []byte, firstLine string, err error) {
 			return nil, "", fmt.Errorf("line %d: frontmatter is longer than %d bytes or never closed: end it with a line \"---\"", lineNo, MaxFrontmatter)
 		}
 	}
+}
+
+// yamlPart returns the YAML between the delimiter lines of head.
+func yamlPart(head []byte) []byte {
+	_, rest, _ := bytes.Cut(head, []byte("\n"))
+	end := bytes.LastIndexByte(bytes.TrimRight(rest, " \t\r\n"), '\n')
+	if end < 0 {
+		return nil
+	}
+	return rest[:end+1]
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -163,15 +184,44 @@ func ParseMeta(r io.Reader) (m Meta, err error) {
 		return m, err
 	}
 	var raw rawMeta
-	if _, err := frontmatter.Parse(bytes.NewReader(head), &raw); err != nil {
-		// yaml counts lines from the first line after "---".
-		msg := yamlLine.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "yaml: "), func(s string) string {
-			n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
-			return "line " + strconv.Itoa(n+1)
-		})
-		return Meta{Priority: Medium}, fmt.Errorf("frontmatter: %s", msg)
+	body := yamlPart(head)
+	if err := yaml.Unmarshal(body, &raw); err != nil {
+		return Meta{Priority: Medium}, yamlError(body, err)
 	}
 	return raw.meta(head)
+}
+
+// yamlError turns a YAML error into one that names the line in the file.
+// yaml counts lines from the first line after "---"; some of its errors
+// (control characters, bad UTF-8, bad base64) name no line at all, and then
+// the first line whose prefix no longer parses is the culprit.
+func yamlError(body []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if yamlLine.MatchString(msg) {
+		return errors.New(yamlLine.ReplaceAllStringFunc(msg, func(s string) string {
+			n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
+			return "line " + strconv.Itoa(n+1)
+		}))
+	}
+	lines := bytes.SplitAfter(body, []byte("\n"))
+	end := 0
+	for i, l := range lines {
+		end += len(l)
+		var v any
+		if yaml.Unmarshal(body[:end], &v) != nil || !utf8.Valid(l) || hasControl(l) {
+			return fmt.Errorf("line %d: %s", i+2, msg)
+		}
+	}
+	return fmt.Errorf("line 2: %s", msg)
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 func (raw rawMeta) meta(head []byte) (Meta, error) {
@@ -270,9 +320,19 @@ func SetField(content []byte, key, value string) ([]byte, error) {
 		line := lines[i]
 		if !done && strings.HasPrefix(line, key+":") {
 			out.WriteString(key + ": " + value + "\n")
-			// Skip the old value's continuation lines (indented or list items).
-			for i+1 < len(lines)-1 && (strings.HasPrefix(lines[i+1], " ") || strings.HasPrefix(lines[i+1], "\t") || strings.HasPrefix(lines[i+1], "- ")) {
-				i++
+			// Skip the old value's continuation lines (indented or list
+			// items), and blank lines within it (a block scalar's
+			// paragraphs), but not blank lines after it.
+			for j := i + 1; j < len(lines)-1; j++ {
+				if l := lines[j]; strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "- ") {
+					if strings.TrimSpace(l) != "" {
+						i = j
+					}
+					continue
+				}
+				if strings.TrimSpace(lines[j]) != "" {
+					break
+				}
 			}
 			done = true
 			continue

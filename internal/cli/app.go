@@ -200,6 +200,13 @@ func reorderArgs(app *ucli.App, args []string) []string {
 				continue
 			}
 			if strings.HasPrefix(a, "-") && a != "-" {
+				if takesValue(cmd.Flags, a) && i+1 == len(args) {
+					// A value flag without its value stays last, so that
+					// it cannot take a positional argument as its value.
+					pos = append(pos, a)
+					i++
+					continue
+				}
 				opts = append(opts, a)
 				if takesValue(cmd.Flags, a) && i+1 < len(args) {
 					opts = append(opts, args[i+1])

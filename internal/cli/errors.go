@@ -72,7 +72,10 @@ func (r *run) report(err error) int {
 	if errors.As(err, &ee) && ee.quiet {
 		return code
 	}
-	msg := strings.TrimPrefix(err.Error(), "usage: ")
+	msg := err.Error()
+	for strings.HasPrefix(msg, "usage: ") {
+		msg = strings.TrimPrefix(msg, "usage: ")
+	}
 	hint := r.hint(err)
 	if r.json {
 		obj := map[string]any{"error": msg, "exit_code": code}
