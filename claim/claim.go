@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
@@ -111,10 +112,8 @@ func (c *Client) Holds(id string) error {
 	if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() {
 		return nil
 	}
-	e := &Error{Op: "heartbeat", ID: id, Err: ErrSessionNotFound}
-	if places, err := c.Board.Locate(id); err == nil && len(places) > 0 {
-		e.Err, e.State, e.Holder = ErrSessionNotAvailable, places[0].State, places[0].Owner
-	}
+	e := &Error{Op: "heartbeat", ID: id}
+	e.State, e.Holder, e.Err = c.whereIs(id)
 	if _, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
 		e.Err = ErrClaimLost
 	}
@@ -136,6 +135,11 @@ func (c *Client) read(st sessions.State, owner, id string) (sessions.Session, er
 // (with where the session is now); without, it is ErrSessionNotAvailable:
 // next and reap, which lose races all the time, skip that look-up.
 func (c *Client) move(op, id, src, dst string, locate bool) error {
+	// Only regular files are sessions (Locate and List skip symlinks and
+	// special files): never move anything else.
+	if info, lerr := os.Lstat(src); lerr == nil && !info.Mode().IsRegular() {
+		return &Error{Op: op, ID: id, From: src, To: dst, Err: ErrSessionNotFound}
+	}
 	err := fsx.RenameNoReplace(src, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Either the source is gone (lost race) or dst's directory (an
@@ -163,14 +167,36 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 		e.Err = ErrSessionNotAvailable
 	case errors.Is(err, fs.ErrNotExist):
 		e.Err = ErrSessionNotFound
-		if places, lerr := c.Board.Locate(id); lerr == nil && len(places) > 0 {
-			e.Err = ErrSessionNotAvailable
-			e.State, e.Holder = places[0].State, places[0].Owner
-		}
+		e.State, e.Holder, e.Err = c.whereIs(id)
 	case errors.Is(err, fs.ErrExist):
 		e.Err = ErrConflict
 	case errors.Is(err, syscall.EXDEV):
 		e.Err = ErrCrossDevice
 	}
 	return e
+}
+
+// locateTries is how many scans of the board must all miss a session before
+// it is reported as not found.
+const locateTries = 5
+
+// whereIs finds a session that a transition did not find at its source.
+// Locate looks in todo/, doing/ and done/ one after the other, so a session
+// that another owner moves meanwhile can slip past one scan; a session that
+// exists is found by one of a few scans, one that does not is missing from
+// all of them.
+func (c *Client) whereIs(id string) (sessions.State, string, error) {
+	for try := 1; try <= locateTries; try++ {
+		places, err := c.Board.Locate(id)
+		if err != nil {
+			return "", "", err
+		}
+		if len(places) > 0 {
+			return places[0].State, places[0].Owner, ErrSessionNotAvailable
+		}
+		if try < locateTries {
+			time.Sleep(time.Duration(try) * 100 * time.Microsecond)
+		}
+	}
+	return "", "", ErrSessionNotFound
 }
