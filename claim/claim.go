@@ -145,7 +145,7 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 		// Either the source is gone (lost race) or dst's directory (an
 		// owner's directory in doing/) does not exist yet.
 		dstDir := filepath.Dir(dst)
-		if _, serr := os.Lstat(dstDir); errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := os.Lstat(dstDir); errors.Is(serr, fs.ErrNotExist) && exists(src) {
 			if merr := os.MkdirAll(dstDir, 0o755); merr != nil {
 				return &Error{Op: op, ID: id, From: src, To: dst, Err: merr}
 			}
@@ -199,4 +199,9 @@ func (c *Client) whereIs(id string) (sessions.State, string, error) {
 		}
 	}
 	return "", "", ErrSessionNotFound
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

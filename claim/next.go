@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/pickup-dev/pickup/sessions"
@@ -59,6 +60,9 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 	}
 	emptyListings := 0
 	var blocked int
+	// Sessions whose destination already holds a copy (after a merge) can
+	// never be claimed until doctor repairs them: skip them for this call.
+	conflicts := map[string]bool{}
 	for {
 		if err := ctx.Err(); err != nil {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
@@ -68,12 +72,18 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 			if err != nil {
 				return sessions.Session{}, &Error{Op: "next", Err: err}
 			}
+			if len(conflicts) > 0 {
+				list = slices.DeleteFunc(list, func(s sessions.Session) bool { return conflicts[s.ID] })
+			}
 			q.pending, q.listed, blocked = list, time.Now(), nblocked
 			if len(list) == 0 {
 				if emptyListings++; emptyListings >= 2 {
 					err := ErrNothingAvailable
 					if blocked > 0 {
 						err = fmt.Errorf("%w: %d session(s) in todo wait on unfinished dependencies", ErrNothingAvailable, blocked)
+					}
+					if len(conflicts) > 0 {
+						err = fmt.Errorf("%w: %d session(s) in todo already have a copy in doing/ (run pickup doctor)", err, len(conflicts))
 					}
 					return sessions.Session{}, &Error{Op: "next", Err: err}
 				}
@@ -104,7 +114,8 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 			continue // lost the race: take the next one
 		}
 		if errors.Is(err, ErrConflict) {
-			continue // doctor's business; another session may still be claimable
+			conflicts[s.ID] = true // doctor's business; another may still be claimable
+			continue
 		}
 		return sessions.Session{}, err
 	}

@@ -100,14 +100,15 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 			}
 			copies[id] = append(copies[id], copyOf{place: Place{State: st, Owner: owner, Path: path}, ino: e.Ino, nlink: nlink})
 			if s, err := readSession(path); err == nil && s.Problem != "" {
-				f := Finding{Kind: "frontmatter", ID: id, Path: path, Message: s.Problem}
-				if m := lineRef.FindStringSubmatch(s.Problem); m != nil {
-					f.Line, _ = strconv.Atoi(m[1])
-					f.Message = strings.TrimPrefix(s.Problem, m[0])
-				} else if m := regexp.MustCompile(`line (\d+)`).FindStringSubmatch(s.Problem); m != nil {
-					f.Line, _ = strconv.Atoi(m[1])
+				// One finding per problem, each with its own line.
+				for _, problem := range strings.Split(s.Problem, "\n") {
+					f := Finding{Kind: "frontmatter", ID: id, Path: path, Message: problem}
+					if m := lineRef.FindStringSubmatch(problem); m != nil {
+						f.Line, _ = strconv.Atoi(m[1])
+						f.Message = strings.TrimPrefix(problem, m[0])
+					}
+					out = append(out, f)
 				}
-				out = append(out, f)
 			}
 		}
 		return nil

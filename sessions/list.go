@@ -191,6 +191,11 @@ func (b *Board) Read(p Place) (Session, []byte, error) {
 	if perr != nil {
 		s.Problem = perr.Error()
 	}
+	if m.CreatedAt.IsZero() {
+		if info, err := f.Stat(); err == nil {
+			m.CreatedAt = info.ModTime().UTC()
+		}
+	}
 	s.Meta = m
 	return s, content, nil
 }

@@ -197,6 +197,16 @@ func ParseMeta(r io.Reader) (m Meta, err error) {
 // the first line whose prefix no longer parses is the culprit.
 func yamlError(body []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "unmarshal errors:\n"); ok {
+		// One problem per line, each naming its own line.
+		var lines []string
+		for _, l := range strings.Split(rest, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		msg = strings.Join(lines, "\n")
+	}
 	if yamlLine.MatchString(msg) {
 		return errors.New(yamlLine.ReplaceAllStringFunc(msg, func(s string) string {
 			n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +18,9 @@ type run struct {
 	owner  string
 	noSync bool
 	pid    int
+	// Whether --dir and --owner were given, even as "" (which is an error,
+	// not a request for the default).
+	dirSet, ownerSet bool
 }
 
 // Main runs pickup with args (args[0] is the program name) and returns the
@@ -23,14 +28,47 @@ type run struct {
 func Main(env *Env, args []string) int {
 	r := &run{env: env}
 	app := r.app()
+	if flag := danglingFlag(app, args); flag != "" {
+		return r.report(usageError("flag needs an argument: %s", flag))
+	}
 	err := app.Run(reorderArgs(app, args))
 	if err == nil {
 		return ExitOK
 	}
-	if isFlagError(err) {
+	var ours exitError
+	var theirs ucli.ExitCoder
+	if isFlagError(err) || (!errors.As(err, &ours) && errors.As(err, &theirs)) {
+		// urfave/cli's own exit errors ("No help topic for …") are usage
+		// errors too: its exit codes are not ours.
 		err = usageError("%v", err)
 	}
 	return r.report(err)
+}
+
+// danglingFlag returns the last argument if it is a flag that needs a value
+// and has none, which reorderArgs leaves last so that it cannot take a
+// positional argument as its value.
+func danglingFlag(app *ucli.App, args []string) string {
+	if len(args) < 2 || slices.Contains(args, "--") {
+		return ""
+	}
+	last := args[len(args)-1]
+	if !strings.HasPrefix(last, "-") || last == "-" || strings.Contains(last, "=") {
+		return ""
+	}
+	flags, cmds, name := app.Flags, app.Commands, ""
+	for _, a := range args[1 : len(args)-1] {
+		if c := findCommand(cmds, a); c != nil {
+			flags, cmds, name = c.Flags, c.Subcommands, c.Name
+		}
+	}
+	if optionalWait[name] && strings.TrimLeft(last, "-") == "wait" {
+		return ""
+	}
+	if takesValue(flags, last) {
+		return last
+	}
+	return ""
 }
 
 func isFlagError(err error) bool {
@@ -124,10 +162,10 @@ func (r *run) resolve(c *ucli.Context) error {
 	for i := len(lineage) - 1; i >= 0; i-- {
 		x := lineage[i]
 		if x.IsSet("dir") {
-			r.dir = x.String("dir")
+			r.dir, r.dirSet = x.String("dir"), true
 		}
 		if x.IsSet("owner") {
-			r.owner = x.String("owner")
+			r.owner, r.ownerSet = x.String("owner"), true
 		}
 		if x.IsSet("json") && x.Bool("json") {
 			r.json = true

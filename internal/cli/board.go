@@ -19,7 +19,10 @@ const DefaultBoardDir = ".spx/sessions"
 // the top of the enclosing git repository's main work tree (so that every
 // linked worktree shares one board), else ./.spx/sessions.
 func (r *run) boardDir() (string, error) {
-	if r.dir != "" {
+	if r.dirSet {
+		if r.dir == "" {
+			return "", usageError("--dir is empty: give the board directory, or leave --dir out to use the default")
+		}
 		return r.dir, nil
 	}
 	if d := r.env.Getenv("PICKUP_DIR"); d != "" {
@@ -104,7 +107,7 @@ func (r *run) board() (*sessions.Board, error) {
 // ownerName resolves the owner: --owner, $PICKUP_OWNER, $CLAUDE_SESSION_ID,
 // $CODEX_THREAD_ID, else user@host (made a valid owner name).
 func (r *run) ownerName() (string, error) {
-	if r.owner != "" {
+	if r.ownerSet || r.owner != "" {
 		return r.owner, sessions.ValidateOwner(r.owner)
 	}
 	for _, v := range []string{"PICKUP_OWNER", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID"} {

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 
+	"github.com/pickup-dev/pickup/sessions"
+
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -37,6 +39,9 @@ func (r *run) doctorCommand() *ucli.Command {
 				}
 			}
 			if r.json {
+				if findings == nil {
+					findings = []sessions.Finding{}
+				}
 				if err := r.printJSON(map[string]any{"board": b.Dir, "findings": findings, "unresolved": open}); err != nil {
 					return err
 				}

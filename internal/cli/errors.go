@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,9 @@ const (
 	ExitLockTimeout  = 5 // waited for a lock and did not get it
 	ExitClaimLost    = 6 // this owner's claim was reaped and taken away
 	ExitConflict     = 7 // the destination already holds that id
+	// ExitInterrupted: stopped by SIGINT or SIGTERM before finishing
+	// (128 + SIGINT, the shell's convention).
+	ExitInterrupted = 130
 )
 
 // errUsage marks command-line mistakes.
@@ -34,6 +38,7 @@ var exitCodes = []struct {
 	err  error
 	code int
 }{
+	{context.Canceled, ExitInterrupted},
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},
@@ -101,6 +106,8 @@ func (r *run) hint(err error) string {
 		id = ce.ID
 	}
 	switch {
+	case errors.Is(err, context.Canceled):
+		return "interrupted before anything was claimed; nothing changed"
 	case errors.Is(err, errUsage):
 		return "run `pickup help` or `pickup COMMAND --help` for usage"
 	case errors.Is(err, sessions.ErrNoBoard):

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -48,6 +51,9 @@ func (r *run) newCommand() *ucli.Command {
 				body, err = os.ReadFile(src)
 			}
 			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) {
+					return usageError("read body: %v; give an existing file, or - to read standard input", err)
+				}
 				return fmt.Errorf("read body: %w", err)
 			}
 			m := sessions.Meta{Priority: prio, Title: c.String("title"), Tags: c.StringSlice("tag"), DependsOn: c.StringSlice("depends-on")}
