@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -118,10 +119,7 @@ func (r *run) listCommand() *ucli.Command {
 				return err
 			}
 			if r.json {
-				if list == nil {
-					list = []sessions.Session{}
-				}
-				return r.printJSON(list)
+				return printJSONList(r.env.Stdout, list)
 			}
 			return printTable(r.env.Stdout, list)
 		},
@@ -129,7 +127,11 @@ func (r *run) listCommand() *ucli.Command {
 }
 
 func printTable(w io.Writer, list []sessions.Session) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// tabwriter writes cell by cell: buffer, or 100,000 sessions cost a
+	// million write(2) calls.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer bw.Flush()
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATE\tOWNER\tPRIORITY\tID\tTITLE")
 	for _, s := range list {
 		mark := ""
@@ -142,7 +144,29 @@ func printTable(w io.Writer, list []sessions.Session) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\n", s.State, owner, s.Priority, mark, s.ID, sanitize(s.Title))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// printJSONList streams a JSON array one session at a time, so a board of
+// 100,000 sessions is never held twice in memory.
+func printJSONList(w io.Writer, list []sessions.Session) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteByte('[')
+	for i, s := range list {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		data, err := s.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		bw.Write(data)
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
 }
 
 func (r *run) showCommand() *ucli.Command {
