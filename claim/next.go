@@ -26,10 +26,11 @@ type NextOptions struct {
 // Queue claims the best available sessions for one owner, one per call to
 // Next. It is not safe for concurrent use; give each goroutine its own.
 type Queue struct {
-	c       *Client
-	opts    NextOptions
-	pending []sessions.Session
-	listed  time.Time
+	c        *Client
+	opts     NextOptions
+	pending  *ordered
+	ownerDir bool // doing/<owner>/ was made
+	listed   time.Time
 }
 
 // NewQueue returns a Queue that claims as c's owner.
@@ -52,8 +53,12 @@ func (q *Queue) Invalidate() { q.pending = nil }
 // finds nothing claimable either.
 func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 	c := q.c
-	if err := os.MkdirAll(c.Board.StateDir(sessions.Doing, c.Owner), 0o755); err != nil {
-		return sessions.Session{}, &Error{Op: "next", Err: err}
+	if !q.ownerDir {
+		// Once per queue: move recreates the directory should it vanish.
+		if err := os.MkdirAll(c.Board.StateDir(sessions.Doing, c.Owner), 0o755); err != nil {
+			return sessions.Session{}, &Error{Op: "next", Err: err}
+		}
+		q.ownerDir = true
 	}
 	if q.opts.Snapshot <= 0 || time.Since(q.listed) > q.opts.Snapshot {
 		q.pending = nil
@@ -67,7 +72,7 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 		if err := ctx.Err(); err != nil {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
 		}
-		if len(q.pending) == 0 {
+		if q.pending.empty() {
 			list, nblocked, err := q.candidates()
 			if err != nil {
 				return sessions.Session{}, &Error{Op: "next", Err: err}
@@ -75,7 +80,7 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 			if len(conflicts) > 0 {
 				list = slices.DeleteFunc(list, func(s sessions.Session) bool { return conflicts[s.ID] })
 			}
-			q.pending, q.listed, blocked = list, time.Now(), nblocked
+			q.pending, q.listed, blocked = newOrdered(list), time.Now(), nblocked
 			if len(list) == 0 {
 				if emptyListings++; emptyListings >= 2 {
 					err := ErrNothingAvailable
@@ -91,8 +96,7 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 			}
 			emptyListings = 0
 		}
-		s := q.pending[0]
-		q.pending = q.pending[1:]
+		s := q.pending.next()
 		fresh, err := c.Board.Refresh(s)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // claimed by someone else since the listing
@@ -100,7 +104,7 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 		if err == nil {
 			if sessions.Compare(fresh, s) != 0 {
 				// Edited since the listing saw it: put it back in order.
-				q.insert(fresh)
+				q.pending.add(fresh)
 				continue
 			}
 			s = fresh
@@ -121,16 +125,6 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 	}
 }
 
-func (q *Queue) insert(s sessions.Session) {
-	i := 0
-	for i < len(q.pending) && sessions.Compare(q.pending[i], s) < 0 {
-		i++
-	}
-	q.pending = append(q.pending, sessions.Session{})
-	copy(q.pending[i+1:], q.pending[i:])
-	q.pending[i] = s
-}
-
 // candidates lists todo/ in order, without the sessions that wait on
 // dependencies, and says how many those were.
 func (q *Queue) candidates() ([]sessions.Session, int, error) {
@@ -140,7 +134,7 @@ func (q *Queue) candidates() ([]sessions.Session, int, error) {
 	if _, err := leases.Reap(ReapOptions{OnlyDead: true, Except: q.c.Owner}); err != nil {
 		return nil, 0, err
 	}
-	list, err := q.c.Board.ListState(sessions.Todo, false)
+	list, err := q.c.Board.ScanState(sessions.Todo)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -18,31 +18,58 @@ import (
 // costs one full read, and a line that cannot be parsed is ignored.
 //
 // Format: a header line, then one line per session with tab-separated
-// fields: name, inode, mtime (ns), size, priority, created_at (RFC 3339,
-// nanoseconds: unix nanoseconds only cover 1678 to 2262),
+// fields: name, inode, mtime (ns), size, priority, created_at (Unix
+// "seconds.nanoseconds": a count of nanoseconds only covers 1678 to 2262),
 // attempts, title, tags, depends_on, problem. Text fields escape backslash,
 // tab and newline; lists are joined with \x1f.
-const cacheHeader = "pickup-cache 2"
+const cacheHeader = "pickup-cache 3"
 
 func (b *Board) cachePath(key string) string {
 	return filepath.Join(b.RuntimeDir(), "cache", key)
 }
 
-func (b *Board) loadCache(key string) map[string]Session {
+// cacheIndex is a loaded cache: its entries, and their index by file name.
+type cacheIndex struct {
+	entries []Session
+	byName  map[string]int32
+}
+
+func (c *cacheIndex) get(name string) (*Session, bool) {
+	if c == nil {
+		return nil, false
+	}
+	i, ok := c.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return &c.entries[i], true
+}
+
+func (c *cacheIndex) len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.entries)
+}
+
+func (b *Board) loadCache(key string) *cacheIndex {
 	data, err := os.ReadFile(b.cachePath(key))
 	if err != nil {
 		return nil
 	}
-	header, rest, ok := bytes.Cut(data, []byte("\n"))
-	if !ok || string(header) != cacheHeader {
+	// One string for the whole file: every field is a substring of it.
+	text := string(data)
+	header, rest, ok := strings.Cut(text, "\n")
+	if !ok || header != cacheHeader {
 		return nil
 	}
-	cache := make(map[string]Session, bytes.Count(rest, []byte("\n")))
+	n := strings.Count(rest, "\n")
+	c := &cacheIndex{entries: make([]Session, 0, n), byName: make(map[string]int32, n)}
 	var fields [11]string
 	for len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		if !splitFields(string(line), fields[:]) {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if !splitFields(line, fields[:]) {
 			continue
 		}
 		var s Session
@@ -51,20 +78,43 @@ func (b *Board) loadCache(key string) map[string]Session {
 		s.mtime, err2 = strconv.ParseInt(fields[2], 10, 64)
 		s.size, err3 = strconv.ParseInt(fields[3], 10, 64)
 		prio, err4 := strconv.Atoi(fields[4])
-		created, err5 := time.Parse(time.RFC3339Nano, fields[5])
+		s.CreatedAt, err5 = parseUnix(fields[5])
 		s.Attempts, err6 = strconv.Atoi(fields[6])
 		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || err6 != nil || prio < int(High) || prio > int(Low) {
 			continue
 		}
 		s.Priority = Priority(prio)
-		s.CreatedAt = created.UTC()
 		s.Title = unescape(fields[7])
 		s.Tags = splitList(fields[8])
 		s.DependsOn = splitList(fields[9])
 		s.Problem = unescape(fields[10])
-		cache[fields[0]] = s
+		c.byName[fields[0]] = int32(len(c.entries))
+		c.entries = append(c.entries, s)
 	}
-	return cache
+	return c
+}
+
+// formatUnix writes a time as "seconds.nanoseconds" since the Unix epoch:
+// exact for any year, unlike a count of nanoseconds, and cheaper to parse
+// than RFC 3339.
+func formatUnix(t time.Time) string {
+	return strconv.FormatInt(t.Unix(), 10) + "." + strconv.Itoa(t.Nanosecond())
+}
+
+func parseUnix(s string) (time.Time, error) {
+	sec, nsec, ok := strings.Cut(s, ".")
+	if !ok {
+		return time.Time{}, strconv.ErrSyntax
+	}
+	a, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	b, err := strconv.ParseInt(nsec, 10, 64)
+	if err != nil || b < 0 || b >= 1e9 {
+		return time.Time{}, strconv.ErrSyntax
+	}
+	return time.Unix(a, b).UTC(), nil
 }
 
 // saveCache writes the cache for key; failures only cost speed later.
@@ -77,7 +127,7 @@ func (b *Board) saveCache(key string, list []Session) {
 		buf.WriteString(filepath.Base(s.Path))
 		for _, f := range []string{
 			strconv.FormatUint(s.ino, 10), strconv.FormatInt(s.mtime, 10), strconv.FormatInt(s.size, 10),
-			strconv.Itoa(int(s.Priority)), s.CreatedAt.UTC().Format(time.RFC3339Nano), strconv.Itoa(s.Attempts),
+			strconv.Itoa(int(s.Priority)), formatUnix(s.CreatedAt), strconv.Itoa(s.Attempts),
 			escape(s.Title), joinList(s.Tags), joinList(s.DependsOn), escape(s.Problem),
 		} {
 			buf.WriteByte('\t')

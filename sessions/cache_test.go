@@ -156,11 +156,12 @@ func TestCacheSecondListIdentical(t *testing.T) {
 		if s.Owner != "" {
 			key += "." + s.Owner
 		}
-		c, ok := b.loadCache(key)[filepath.Base(s.Path)]
+		cp, ok := b.loadCache(key).get(filepath.Base(s.Path))
 		if !ok {
 			t.Errorf("%s: not in the cache %s", s.ID, key)
 			continue
 		}
+		c := *cp
 		c.ID, c.State, c.Owner, c.Path = s.ID, s.State, s.Owner, s.Path
 		if d := cacheDiff([]Session{c}, []Session{s}); d != "" {
 			t.Errorf("%s: cache entry differs:\n%s", s.ID, d)
@@ -557,8 +558,8 @@ func TestCacheRecreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	cacheMustList(t, b)
-	if c := b.loadCache("todo"); len(c) != 1 {
-		t.Errorf("after removing the cache directory, List left a cache of %d entries, want 1", len(c))
+	if c := b.loadCache("todo"); c.len() != 1 {
+		t.Errorf("after removing the cache directory, List left a cache of %d entries, want 1", c.len())
 	}
 }
 
@@ -582,8 +583,8 @@ func TestCacheForgetsRemovedFiles(t *testing.T) {
 			t.Errorf("ListState(todo, %v) = %d sessions, want only s39", validate, len(list))
 		}
 	}
-	if c := b.loadCache("todo"); len(c) != 1 {
-		t.Errorf("the cache still holds %d entries for 1 file", len(c))
+	if c := b.loadCache("todo"); c.len() != 1 {
+		t.Errorf("the cache still holds %d entries for 1 file", c.len())
 	}
 }
 

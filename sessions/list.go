@@ -58,6 +58,16 @@ func (b *Board) ListState(st State, validate bool) ([]Session, error) {
 	return all, nil
 }
 
+// ScanState lists one state in no particular order, trusting cached
+// entries while their inode is unchanged: the fast listing next builds on.
+// Call Refresh on a session before acting on its metadata.
+func (b *Board) ScanState(st State) ([]Session, error) {
+	if st == Doing {
+		return b.ListState(st, false)
+	}
+	return b.scan(st, "", false)
+}
+
 // ListOwner lists the sessions that owner has claimed.
 func (b *Board) ListOwner(owner string) ([]Session, error) {
 	list, err := b.scan(Doing, owner, true)
@@ -96,9 +106,9 @@ func (b *Board) scan(st State, owner string, validate bool) ([]Session, error) {
 		if !ok || e.Type&(fs.ModeDir|fs.ModeSymlink|fs.ModeDevice) != 0 {
 			continue
 		}
-		path := filepath.Join(dir, e.Name)
-		if c, ok := cache[e.Name]; ok && c.ino == e.Ino && e.Type == 0 {
-			s := c
+		path := dir + string(filepath.Separator) + e.Name
+		if c, ok := cache.get(e.Name); ok && c.ino == e.Ino && e.Type == 0 {
+			s := *c
 			s.ID, s.State, s.Owner, s.Path = id, st, owner, path
 			if !validate {
 				out = append(out, s)
@@ -117,7 +127,7 @@ func (b *Board) scan(st State, owner string, validate bool) ([]Session, error) {
 		out = append(out, s)
 		misses++
 	}
-	if misses > 0 || len(cache) > len(out)+len(out)/2+16 {
+	if misses > 0 || cache.len() > len(out)+len(out)/2+16 {
 		b.saveCache(key, out)
 	}
 	return out, nil
