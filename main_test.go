@@ -41,7 +41,7 @@ func TestScript(t *testing.T) {
 			// testscript starts from a clean environment (only PATH, HOME=/no-home,
 			// TMPDIR and its own variables); make the variables pickup reads
 			// explicit so that nothing from the outer environment can leak in.
-			for _, v := range []string{"PICKUP_DIR", "PICKUP_OWNER", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID", "PICKUP_NO_SYNC", "PICKUP_PID", "LOGNAME"} {
+			for _, v := range []string{"PICKUP_DIR", "PICKUP_OWNER", "CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_ENV_FILE", "CODEX_THREAD_ID", "PICKUP_NO_SYNC", "PICKUP_PID", "LOGNAME"} {
 				env.Setenv(v, "")
 			}
 			env.Setenv("USER", "tester")

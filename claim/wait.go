@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -98,6 +99,10 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 		for {
 			select {
 			case <-ctx.Done():
+				if errors.Is(ctx.Err(), context.Canceled) {
+					// Interrupted, not timed out: say so (pickup exits 130).
+					err = &Error{Op: "next", Err: fmt.Errorf("%w: %w", ErrNothingAvailable, context.Canceled)}
+				}
 				return sessions.Session{}, err
 			case <-timer.C:
 				break sleep

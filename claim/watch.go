@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // Change is one session arriving in a state, or a session file removed.
 type Change struct {
 	Time  time.Time      `json:"time"`
-	Event string         `json:"event"` // "todo", "claimed", "done", "removed", "rescan"
+	Event string         `json:"event"` // "todo", "claimed", "done", "failed", "removed", "rescan"
 	ID    string         `json:"id,omitempty"`
 	State sessions.State `json:"state,omitempty"`
 	Owner string         `json:"owner,omitempty"`
@@ -36,6 +37,7 @@ func Watch(ctx context.Context, b *sessions.Board, report func(Change)) error {
 			return err
 		}
 	}
+	_ = w.Add(b.StateDir(sessions.Failed, "")) // boards made before failed/ existed lack it
 	owners, err := b.Owners()
 	if err != nil {
 		return err
@@ -58,7 +60,17 @@ func Watch(ctx context.Context, b *sessions.Board, report func(Change)) error {
 			if dir == doing {
 				// A new owner directory: watch it too.
 				if ev.Has(fsnotify.Create) && sessions.ValidateOwner(name) == nil {
-					_ = w.Add(ev.Name)
+					if err := w.Add(ev.Name); err == nil {
+						// Sessions may have arrived before the watch did (a
+						// claim renames right after making the directory):
+						// report what is there now.
+						entries, _ := os.ReadDir(ev.Name)
+						for _, e := range entries {
+							if id, ok := sessions.IsSessionName(e.Name()); ok && e.Type().IsRegular() {
+								report(Change{Time: time.Now().UTC(), Event: "claimed", ID: id, State: sessions.Doing, Owner: name})
+							}
+						}
+					}
 				}
 				continue
 			}

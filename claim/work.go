@@ -44,6 +44,9 @@ type Pool struct {
 	// Wait keeps the pool serving new sessions; without it the pool stops
 	// when nothing is available.
 	Wait bool
+	// Until, if set, ends waiting at that time: no claim after it, but
+	// runs in progress finish (only stop cancels them).
+	Until time.Time
 	// Run works on one session. ctx is cancelled when the pool is told to
 	// stop; the session then goes back to todo/ uncounted.
 	Run func(ctx context.Context, worker int, s sessions.Session) error
@@ -62,14 +65,22 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 		sum     WorkSummary
 		firstEr error
 	)
-	emit := func(ev WorkEvent, count func(*WorkSummary)) {
-		ev.Time = time.Now().UTC()
+	// emitAfter runs do and reports the event pick makes of its outcome
+	// with no other event in between: a failed session that do moves back
+	// to todo/ cannot be reported claimed by another worker before its
+	// failure is reported.
+	emitAfter := func(do func() error, pick func(error) (WorkEvent, func(*WorkSummary))) {
 		mu.Lock()
 		defer mu.Unlock()
+		ev, count := pick(do())
+		ev.Time = time.Now().UTC()
 		count(&sum)
 		if p.Event != nil {
 			p.Event(ev)
 		}
+	}
+	emit := func(ev WorkEvent, count func(*WorkSummary)) {
+		emitAfter(func() error { return nil }, func(error) (WorkEvent, func(*WorkSummary)) { return ev, count })
 	}
 	fail := func(err error) {
 		mu.Lock()
@@ -83,7 +94,7 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.worker(stop, w, emit); err != nil {
+			if err := p.worker(stop, w, emit, emitAfter); err != nil {
 				fail(err)
 			}
 		}()
@@ -92,17 +103,24 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 	return sum, firstEr
 }
 
-func (p *Pool) worker(stop context.Context, w int, emit func(WorkEvent, func(*WorkSummary))) error {
+func (p *Pool) worker(stop context.Context, w int, emit func(WorkEvent, func(*WorkSummary)),
+	emitAfter func(func() error, func(error) (WorkEvent, func(*WorkSummary)))) error {
 	c := p.Client
 	q := c.NewQueue(NextOptions{Snapshot: time.Second})
+	claiming := stop
+	if !p.Until.IsZero() {
+		var cancel context.CancelFunc
+		claiming, cancel = context.WithDeadline(stop, p.Until)
+		defer cancel()
+	}
 	for {
-		if stop.Err() != nil {
+		if claiming.Err() != nil {
 			return nil
 		}
 		var s sessions.Session
 		var err error
 		if p.Wait {
-			s, err = q.Wait(stop, WaitOptions{})
+			s, err = q.Wait(claiming, WaitOptions{})
 		} else {
 			s, err = q.Next(stop)
 		}
@@ -114,6 +132,12 @@ func (p *Pool) worker(stop context.Context, w int, emit func(WorkEvent, func(*Wo
 		}
 		if err != nil {
 			return err
+		}
+		// The listing that found s was made before the claim: another
+		// worker may have run, failed and released it since, counting an
+		// attempt. The session is ours now: read it again.
+		if fresh, _, err := c.Board.Read(sessions.Place{State: sessions.Doing, Owner: c.Owner, Path: s.Path}); err == nil {
+			s = fresh
 		}
 		emit(WorkEvent{Event: "claimed", ID: s.ID, Worker: w, Attempt: s.Attempts + 1}, func(x *WorkSummary) { x.Claimed++ })
 		runErr := p.Run(stop, w, s)
@@ -135,15 +159,16 @@ func (p *Pool) worker(stop context.Context, w int, emit func(WorkEvent, func(*Wo
 		}
 		attempt := s.Attempts + 1
 		setAside := p.MaxAttempts > 0 && attempt >= p.MaxAttempts
-		err = c.recordFailure(s.ID, attempt, runErr, setAside)
-		switch {
-		case err != nil:
-			emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Attempt: attempt, Error: err.Error()}, func(x *WorkSummary) { x.Failed++; x.Lost++ })
-		case setAside:
-			emit(WorkEvent{Event: "set_aside", ID: s.ID, Worker: w, Attempt: attempt, Error: runErr.Error()}, func(x *WorkSummary) { x.Failed++; x.SetAside++ })
-		default:
-			emit(WorkEvent{Event: "failed", ID: s.ID, Worker: w, Attempt: attempt, Error: runErr.Error()}, func(x *WorkSummary) { x.Failed++ })
-		}
+		emitAfter(func() error { return c.recordFailure(s.ID, attempt, runErr, setAside) },
+			func(err error) (WorkEvent, func(*WorkSummary)) {
+				switch {
+				case err != nil:
+					return WorkEvent{Event: "lost", ID: s.ID, Worker: w, Attempt: attempt, Error: err.Error()}, func(x *WorkSummary) { x.Failed++; x.Lost++ }
+				case setAside:
+					return WorkEvent{Event: "set_aside", ID: s.ID, Worker: w, Attempt: attempt, Error: runErr.Error()}, func(x *WorkSummary) { x.Failed++; x.SetAside++ }
+				}
+				return WorkEvent{Event: "failed", ID: s.ID, Worker: w, Attempt: attempt, Error: runErr.Error()}, func(x *WorkSummary) { x.Failed++ }
+			})
 	}
 }
 

@@ -78,7 +78,7 @@ func Init(dir string) (*Board, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, sub := range []string{"todo", "doing", "done", RuntimeDirName} {
+	for _, sub := range []string{"todo", "doing", "done", "failed", RuntimeDirName} {
 		if err := os.MkdirAll(filepath.Join(abs, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("create board: %w", err)
 		}

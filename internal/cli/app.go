@@ -98,7 +98,7 @@ func (r *run) app() *ucli.App {
 			"racing claimers exactly one wins.\n\n" +
 			"Board: --dir, else $PICKUP_DIR, else .spx/sessions at the top of the git repository's\n" +
 			"main work tree, else ./.spx/sessions.\n" +
-			"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_SESSION_ID, $CODEX_THREAD_ID, else user@host.\n\n" +
+			"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_SESSION_ID, $CLAUDE_CODE_SESSION_ID,\n$CODEX_THREAD_ID, the Claude Code session that ran pickup, else user@host.\n\n" +
 			exitCodeHelp,
 		Flags:                  r.globalFlags(),
 		HideHelpCommand:        false,

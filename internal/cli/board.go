@@ -105,12 +105,14 @@ func (r *run) board() (*sessions.Board, error) {
 }
 
 // ownerName resolves the owner: --owner, $PICKUP_OWNER, $CLAUDE_SESSION_ID,
-// $CODEX_THREAD_ID, else user@host (made a valid owner name).
+// $CLAUDE_CODE_SESSION_ID, $CODEX_THREAD_ID, else the Claude Code session
+// that pickup's SessionStart hook recorded for the invoking process, else
+// user@host (made a valid owner name).
 func (r *run) ownerName() (string, error) {
 	if r.ownerSet || r.owner != "" {
 		return r.owner, sessions.ValidateOwner(r.owner)
 	}
-	for _, v := range []string{"PICKUP_OWNER", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID"} {
+	for _, v := range []string{"PICKUP_OWNER", "CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"} {
 		if o := r.env.Getenv(v); o != "" {
 			if err := sessions.ValidateOwner(o); err != nil {
 				return "", fmt.Errorf("$%s: %w", v, err)
@@ -118,6 +120,10 @@ func (r *run) ownerName() (string, error) {
 			r.owner = o
 			return o, nil
 		}
+	}
+	if o, ok := r.claudeOwner(); ok {
+		r.owner = o
+		return o, nil
 	}
 	user := r.env.Getenv("USER")
 	if user == "" {

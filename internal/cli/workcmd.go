@@ -124,9 +124,9 @@ func (r *run) work(c *ucli.Context) error {
 	}
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var until time.Time
 	if timeout > 0 {
-		stop, cancel = context.WithTimeout(stop, timeout)
-		defer cancel()
+		until = time.Now().Add(timeout)
 	}
 	rn := &runner{argv: argv, grace: c.Duration("grace"), env: os.Environ(), running: map[*exec.Cmd]bool{}}
 	sigs := make(chan os.Signal, 2)
@@ -161,7 +161,7 @@ func (r *run) work(c *ucli.Context) error {
 	}()
 	prog := newProgress(r, c.Int("jobs"))
 	pool := &claim.Pool{
-		Client: cl, Jobs: c.Int("jobs"), MaxAttempts: c.Int("max-attempts"), Wait: wait,
+		Client: cl, Jobs: c.Int("jobs"), MaxAttempts: c.Int("max-attempts"), Wait: wait, Until: until,
 		Run: func(ctx context.Context, _ int, s sessions.Session) error {
 			return rn.run(ctx, cl.Board, cl.Owner, s)
 		},

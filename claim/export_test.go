@@ -1,0 +1,20 @@
+package claim
+
+import "time"
+
+// Test hooks for the external tests (package claim_test).
+
+// Notifier is the watcher interface a waiter uses (*fsnotify.Watcher's
+// Events, Errors and Close), so that tests can hand Wait a fake one.
+type Notifier = notifier
+
+// NewFSWatcher is the real notifier Wait uses by default: an fsnotify
+// watcher on dirs. Tests wrap it to see when a waiter starts to sleep.
+func NewFSWatcher(dirs ...string) (Notifier, error) { return newFSWatcher(dirs...) }
+
+// WaitOptionsWith returns WaitOptions with the given safety rescan and, if
+// notify is not nil, the notifier Wait watches the board with instead of
+// fsnotify. notify is called with the directories Wait needs to watch.
+func WaitOptionsWith(rescan time.Duration, notify func(dirs ...string) (Notifier, error)) WaitOptions {
+	return WaitOptions{Rescan: rescan, notify: notify}
+}

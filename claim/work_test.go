@@ -1,0 +1,562 @@
+package claim_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// wkWalk is pkWalk with failed/ too.
+func wkWalk(t *testing.T, b *sessions.Board) map[string][]string {
+	t.Helper()
+	w, err := pkWalk(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(b.StateDir(sessions.Failed, ""))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if id, ok := sessions.IsSessionName(e.Name()); ok {
+			w[id] = append(w[id], "failed")
+		}
+	}
+	return w
+}
+
+// wkPlaces checks that every id is in exactly one place and returns the
+// ids by place ("todo", "doing/<owner>", "done", "failed"), sorted.
+func wkPlaces(t *testing.T, b *sessions.Board, ids []string) map[string][]string {
+	t.Helper()
+	w := wkWalk(t, b)
+	if len(w) != len(ids) {
+		t.Errorf("the board holds %d names, want %d", len(w), len(ids))
+	}
+	out := map[string][]string{}
+	for _, id := range ids {
+		if len(w[id]) != 1 {
+			t.Errorf("session %s is in %v, want exactly one place", id, w[id])
+			continue
+		}
+		out[w[id][0]] = append(out[w[id][0]], id)
+	}
+	for _, l := range out {
+		slices.Sort(l)
+	}
+	return out
+}
+
+// wkFile reads session id's file where it is now.
+func wkFile(t *testing.T, b *sessions.Board, st sessions.State, id string) (sessions.Session, string) {
+	t.Helper()
+	s, content, err := b.Read(sessions.Place{State: st, Path: b.Path(st, "", id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, string(content)
+}
+
+// wkFailsBefore says how many runs of session i fail before one succeeds:
+// every third session always fails; of the others, one in four fails its
+// first run, one in four its first two.
+func wkFailsBefore(i int) int {
+	switch {
+	case i%3 == 0:
+		return 1 << 30
+	case i%4 == 1:
+		return 1
+	case i%4 == 2:
+		return 2
+	}
+	return 0
+}
+
+// TestPoolAttempts: -j 4 over 200 sessions of which a third always fail
+// and some fail their first run or two: the summary, the events, every
+// run's attempt, the frontmatter (attempts, last_error) and where each
+// session ends up are exactly as predicted; Requeue returns a set-aside
+// session to todo/ with its attempts reset.
+func TestPoolAttempts(t *testing.T) {
+	const n, jobs = 200, 4
+	tests := []struct {
+		name        string
+		maxAttempts int
+	}{
+		{name: "max attempts 3", maxAttempts: 3},
+		{name: "max attempts 2", maxAttempts: 2},
+		{name: "max attempts 1", maxAttempts: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := pkBoard(t)
+			b.NoSync = true
+			ids := make([]string, n)
+			index := map[string]int{}
+			for i := range ids {
+				ids[i] = fmt.Sprintf("s%03d", i)
+				index[ids[i]] = i
+				pkPut(t, b, sessions.Todo, "", ids[i], sessions.Meta{Title: fmt.Sprintf("session %d", i)})
+			}
+			// What must happen, session by session.
+			var want claim.WorkSummary
+			wantRuns := map[string][]int{}     // id -> attempts already counted at each run
+			wantAttempts := map[string]int{}   // id -> attempts in the frontmatter at the end
+			wantPlace := map[string][]string{} // place -> ids
+			for i, id := range ids {
+				f := wkFailsBefore(i)
+				setAside := f >= tt.maxAttempts
+				runs := f + 1
+				if setAside {
+					runs = tt.maxAttempts
+				}
+				for a := 0; a < runs; a++ {
+					wantRuns[id] = append(wantRuns[id], a)
+				}
+				want.Claimed += runs
+				if setAside {
+					want.Failed += runs
+					want.SetAside++
+					wantAttempts[id] = runs
+					wantPlace["failed"] = append(wantPlace["failed"], id)
+				} else {
+					want.Failed += f
+					want.Done++
+					wantAttempts[id] = f
+					wantPlace["done"] = append(wantPlace["done"], id)
+				}
+			}
+
+			var mu sync.Mutex
+			runs := map[string][]int{}
+			var events []claim.WorkEvent
+			p := &claim.Pool{
+				Client:      pkClient(t, b, "pool"),
+				Jobs:        jobs,
+				MaxAttempts: tt.maxAttempts,
+				Run: func(ctx context.Context, worker int, s sessions.Session) error {
+					mu.Lock()
+					runs[s.ID] = append(runs[s.ID], s.Attempts)
+					mu.Unlock()
+					if s.State != sessions.Doing || s.Owner != "pool" {
+						return fmt.Errorf("run got %s in %s/%s, want it claimed by pool", s.ID, s.State, s.Owner)
+					}
+					if s.Attempts < wkFailsBefore(index[s.ID]) {
+						return fmt.Errorf("exit status %d", 10+s.Attempts)
+					}
+					return nil
+				},
+				Event: func(ev claim.WorkEvent) { events = append(events, ev) },
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			got, err := p.Serve(ctx)
+			if err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("the pool did not finish before the deadline")
+			}
+			if got != want {
+				t.Errorf("summary = %+v, want %+v", got, want)
+			}
+			for _, id := range ids {
+				if !slices.Equal(runs[id], wantRuns[id]) {
+					t.Errorf("%s: runs saw attempts %v, want %v", id, runs[id], wantRuns[id])
+				}
+			}
+			// The events add up to the summary, and say which attempt.
+			var fromEvents claim.WorkSummary
+			for _, ev := range events {
+				if ev.Time.IsZero() || ev.Worker < 1 || ev.Worker > jobs {
+					t.Errorf("event %+v: no time or a bad worker", ev)
+				}
+				switch ev.Event {
+				case "claimed":
+					fromEvents.Claimed++
+				case "done":
+					fromEvents.Done++
+				case "failed":
+					fromEvents.Failed++
+				case "set_aside":
+					fromEvents.Failed++
+					fromEvents.SetAside++
+					if ev.Attempt != tt.maxAttempts || !strings.Contains(ev.Error, "exit status") {
+						t.Errorf("set_aside event %+v: want attempt %d and the run's error", ev, tt.maxAttempts)
+					}
+				default:
+					t.Errorf("unexpected event %+v", ev)
+				}
+			}
+			if fromEvents != want {
+				t.Errorf("events add up to %+v, want %+v", fromEvents, want)
+			}
+			// Where each session is, and what its file says.
+			places := wkPlaces(t, b, ids)
+			for _, place := range []string{"todo", "doing/pool", "done", "failed"} {
+				if !slices.Equal(places[place], wantPlace[place]) {
+					t.Errorf("%s holds %d sessions %v, want %d %v", place, len(places[place]), places[place], len(wantPlace[place]), wantPlace[place])
+				}
+			}
+			for _, id := range ids {
+				st := sessions.Done
+				if slices.Contains(wantPlace["failed"], id) {
+					st = sessions.Failed
+				}
+				s, content := wkFile(t, b, st, id)
+				if s.Problem != "" {
+					t.Errorf("%s: frontmatter broken: %s", id, s.Problem)
+				}
+				if s.Attempts != wantAttempts[id] {
+					t.Errorf("%s in %s: attempts %d, want %d", id, st, s.Attempts, wantAttempts[id])
+				}
+				if a := wantAttempts[id]; a > 0 {
+					wantErr := fmt.Sprintf(`last_error: "exit status %d (attempt %d)"`, 10+a-1, a)
+					if !strings.Contains(content, wantErr) {
+						t.Errorf("%s: file lacks %s:\n%s", id, wantErr, content)
+					}
+				} else if strings.Contains(content, "attempts:") || strings.Contains(content, "last_error:") {
+					t.Errorf("%s never failed but its file counts attempts:\n%s", id, content)
+				}
+				if !strings.Contains(content, "title: session "+strconv.Itoa(index[id])+"\n") {
+					t.Errorf("%s: the rest of the frontmatter was not kept:\n%s", id, content)
+				}
+			}
+
+			// Requeue the first set-aside session: back in todo/, attempts
+			// reset, and claimable again.
+			back := wantPlace["failed"][0]
+			c := pkClient(t, b, "someone")
+			s, err := c.Requeue(back)
+			if err != nil {
+				t.Fatalf("Requeue(%s): %v", back, err)
+			}
+			if s.State != sessions.Todo || s.Attempts != 0 {
+				t.Errorf("Requeue returned %s in %s with attempts %d, want todo with 0", s.ID, s.State, s.Attempts)
+			}
+			if s, _ := wkFile(t, b, sessions.Todo, back); s.Attempts != 0 {
+				t.Errorf("%s back in todo/ with attempts %d, want 0", back, s.Attempts)
+			}
+			if got := pkWhere(t, b, back); got != "todo" {
+				t.Errorf("%s is in %s after Requeue, want todo", back, got)
+			}
+			if _, err := c.Requeue(back); !errors.Is(err, claim.ErrSessionNotAvailable) {
+				t.Errorf("second Requeue(%s) = %v, want ErrSessionNotAvailable", back, err)
+			}
+			if s, err := c.Next(context.Background()); err != nil || s.ID != back {
+				t.Errorf("Next after Requeue = %s, %v; want %s", s.ID, err, back)
+			}
+		})
+	}
+}
+
+// TestPoolStop: cancelling stop while runs are going stops claiming,
+// cancels the runs and releases their sessions to todo/ uncounted; what
+// finished stays done, and nothing is left in doing/.
+func TestPoolStop(t *testing.T) {
+	const jobs = 3
+	b := pkBoard(t)
+	b.NoSync = true
+	var ids []string
+	for i := 0; i < 10; i++ {
+		id := fmt.Sprintf("s%02d", i)
+		ids = append(ids, id)
+		pkPut(t, b, sessions.Todo, "", id, sessions.Meta{})
+	}
+	// s00..s03 finish at once; the others run until they are stopped.
+	started := make(chan string, len(ids))
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &claim.Pool{
+		Client: pkClient(t, b, "pool"), Jobs: jobs, MaxAttempts: 1,
+		Run: func(ctx context.Context, _ int, s sessions.Session) error {
+			if s.ID < "s04" {
+				return nil
+			}
+			started <- s.ID
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	}
+	type result struct {
+		sum claim.WorkSummary
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		sum, err := p.Serve(stop)
+		res <- result{sum, err}
+	}()
+	var running []string
+	for len(running) < jobs {
+		select {
+		case id := <-started:
+			running = append(running, id)
+		case r := <-res:
+			t.Fatalf("Serve returned before it was stopped: %+v, %v", r.sum, r.err)
+		case <-time.After(waPatience):
+			t.Fatalf("only %d runs started", len(running))
+		}
+	}
+	cancel()
+	var r result
+	select {
+	case r = <-res:
+	case <-time.After(waPatience):
+		t.Fatal("Serve did not return after stop")
+	}
+	if r.err != nil {
+		t.Fatalf("Serve: %v", r.err)
+	}
+	want := claim.WorkSummary{Claimed: 4 + jobs, Done: 4, Released: jobs}
+	if r.sum != want {
+		t.Errorf("summary = %+v, want %+v", r.sum, want)
+	}
+	places := wkPlaces(t, b, ids)
+	if want := ids[:4]; !slices.Equal(places["done"], want) {
+		t.Errorf("done holds %v, want %v", places["done"], want)
+	}
+	if want := ids[4:]; !slices.Equal(places["todo"], want) {
+		t.Errorf("todo holds %v, want %v", places["todo"], want)
+	}
+	for _, id := range running {
+		if s, _ := wkFile(t, b, sessions.Todo, id); s.Attempts != 0 {
+			t.Errorf("released %s has attempts %d, want 0: a stopped run is no failure", id, s.Attempts)
+		}
+	}
+}
+
+// TestPoolWait: with Wait the pool serves sessions that arrive after it
+// started, until it is stopped.
+func TestPoolWait(t *testing.T) {
+	b := pkBoard(t)
+	b.NoSync = true
+	const n = 6
+	done := make(chan string, n)
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &claim.Pool{
+		Client: pkClient(t, pkOwnBoard(b), "pool"), Jobs: 2, Wait: true,
+		Run: func(_ context.Context, _ int, s sessions.Session) error { return nil },
+		Event: func(ev claim.WorkEvent) {
+			if ev.Event == "done" {
+				done <- ev.ID
+			}
+		},
+	}
+	type result struct {
+		sum claim.WorkSummary
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		sum, err := p.Serve(stop)
+		res <- result{sum, err}
+	}()
+	var ids []string
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("late%d", i)
+		ids = append(ids, id)
+		pkPut(t, b, sessions.Todo, "", id, sessions.Meta{})
+		select {
+		case got := <-done:
+			if got != id {
+				t.Errorf("done %s, want %s", got, id)
+			}
+		case r := <-res:
+			t.Fatalf("Serve returned while waiting: %+v, %v", r.sum, r.err)
+		case <-time.After(waPatience):
+			t.Fatalf("%s was never done", id)
+		}
+	}
+	cancel()
+	r := <-res
+	if r.err != nil {
+		t.Fatalf("Serve: %v", r.err)
+	}
+	if want := (claim.WorkSummary{Claimed: n, Done: n}); r.sum != want {
+		t.Errorf("summary = %+v, want %+v", r.sum, want)
+	}
+	if got := wkPlaces(t, b, ids)["done"]; !slices.Equal(got, ids) {
+		t.Errorf("done holds %v, want %v", got, ids)
+	}
+}
+
+// --- pickup work as a process, stopped by signals ----------------------------
+
+// TestWorkCLISignals runs `pickup work --json -j 3` as a child process over
+// 4 quick sessions (high priority: they go first) and 6 slow ones, and
+// signals it once 3 slow commands run: the first signal makes the process
+// stop claiming, signal the commands, release what is unfinished and exit
+// 128+signal; when the commands ignore it, a second signal kills them at
+// once. Nothing is lost: every session is in exactly one place, done or
+// back in todo/, none in doing/.
+func TestWorkCLISignals(t *testing.T) {
+	const jobs = 3
+	tests := []struct {
+		name    string
+		sig     syscall.Signal
+		grace   string
+		twice   bool // the slow commands ignore the signal: send a second one
+		wantErr int
+	}{
+		{name: "SIGTERM", sig: syscall.SIGTERM, grace: "1m", wantErr: 143},
+		{name: "SIGINT", sig: syscall.SIGINT, grace: "1m", wantErr: 130},
+		{name: "second SIGTERM kills commands that ignore the first", sig: syscall.SIGTERM, grace: "10m", twice: true, wantErr: 143},
+	}
+	exe := pkSelf(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := pkBoard(t)
+			var fast, slow, ids []string
+			for i := 1; i <= 4; i++ {
+				fast = append(fast, fmt.Sprintf("f%d", i))
+				pkPut(t, b, sessions.Todo, "", fast[i-1], sessions.Meta{Priority: sessions.High})
+			}
+			for i := 1; i <= 6; i++ {
+				slow = append(slow, fmt.Sprintf("s%d", i))
+				pkPut(t, b, sessions.Todo, "", slow[i-1], sessions.Meta{Priority: sessions.Low})
+			}
+			ids = append(append(ids, fast...), slow...)
+			marks := t.TempDir()
+			// A quick session exits 0; a slow one marks that it runs, then
+			// sleeps (ignoring the signal if twice: "trap" is inherited
+			// through exec).
+			script := `case "$PICKUP_SESSION_ID" in f*) exit 0;; esac; `
+			if tt.twice {
+				script += fmt.Sprintf(`trap "" %s; `, strings.TrimPrefix(unixSignalName(tt.sig), "SIG"))
+			}
+			script += `: > "$MARKS/$PICKUP_SESSION_ID"; exec sleep 60`
+			cmd := pickupCmd(exe, "--dir", b.Dir, "--owner", "worker", "--no-sync", "--json",
+				"work", "-j", strconv.Itoa(jobs), "--grace", tt.grace, "--", "sh", "-c", script)
+			cmd.Env = append(cmd.Env, "MARKS="+marks)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			cmd.WaitDelay = 5 * time.Second // a failed test may leave sleeps holding stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			var lines []string
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					lines = append(lines, sc.Text())
+				}
+				exited <- cmd.Wait()
+			}()
+			defer func() {
+				if cmd.ProcessState == nil {
+					_ = cmd.Process.Kill()
+					<-exited
+				}
+			}()
+			// Wait until the quick sessions are done and 3 slow commands run.
+			deadline := time.Now().Add(waPatience)
+			for {
+				marked, _ := os.ReadDir(marks)
+				if len(marked) == jobs {
+					break
+				}
+				if len(marked) > jobs || time.Now().After(deadline) {
+					t.Fatalf("%d slow commands running, want %d\nstderr:\n%s", len(marked), jobs, stderr.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			if tt.twice {
+				// The commands ignore the signal and the grace is long: the
+				// process stays until told again.
+				select {
+				case err := <-exited:
+					t.Fatalf("pickup work exited (%v) on the first signal although its commands ignore it and the grace is %s\nstderr:\n%s", err, tt.grace, stderr.String())
+				case <-time.After(300 * time.Millisecond):
+				}
+				if err := cmd.Process.Signal(tt.sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case err = <-exited:
+			case <-time.After(time.Minute):
+				t.Fatalf("pickup work did not exit after the signal\nstderr:\n%s", stderr.String())
+			}
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != tt.wantErr {
+				t.Fatalf("pickup work: %v, want exit code %d\nstderr:\n%s", err, tt.wantErr, stderr.String())
+			}
+			// The board: quick ones done, every slow one back in todo/.
+			places := wkPlaces(t, b, ids)
+			if !slices.Equal(places["done"], fast) {
+				t.Errorf("done holds %v, want %v", places["done"], fast)
+			}
+			if !slices.Equal(places["todo"], slow) {
+				t.Errorf("todo holds %v, want %v", places["todo"], slow)
+			}
+			if len(places["doing/worker"]) > 0 {
+				t.Errorf("left in doing/: %v", places["doing/worker"])
+			}
+			for _, id := range slow {
+				if s, _ := wkFile(t, b, sessions.Todo, id); s.Attempts != 0 {
+					t.Errorf("%s has attempts %d after a stop, want 0", id, s.Attempts)
+				}
+			}
+			// The JSON stream: one event per line, then the summary.
+			counts := map[string]int{}
+			var summary struct {
+				Event   string            `json:"event"`
+				Summary claim.WorkSummary `json:"summary"`
+			}
+			for i, line := range lines {
+				var ev claim.WorkEvent
+				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+					t.Fatalf("stdout line %d %q: %v", i+1, line, err)
+				}
+				counts[ev.Event]++
+				if i == len(lines)-1 {
+					if err := json.Unmarshal([]byte(line), &summary); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			wantCounts := map[string]int{"claimed": 4 + jobs, "done": 4, "released": jobs, "summary": 1}
+			if fmt.Sprint(counts) != fmt.Sprint(wantCounts) {
+				t.Errorf("events %v, want %v\nstdout:\n%s", counts, wantCounts, strings.Join(lines, "\n"))
+			}
+			wantSum := claim.WorkSummary{Claimed: 4 + jobs, Done: 4, Released: jobs}
+			if summary.Event != "summary" || summary.Summary != wantSum {
+				t.Errorf("last line %+v, want the summary %+v", summary, wantSum)
+			}
+		})
+	}
+}
+
+func unixSignalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	}
+	return fmt.Sprint(int(s))
+}

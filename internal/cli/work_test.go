@@ -1,0 +1,185 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/cli"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// wkMain runs the pickup CLI in this process and returns its exit code and
+// output.
+func wkMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	wd := t.TempDir()
+	env := &cli.Env{
+		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+		Getenv:   func(string) string { return "" },
+		Getwd:    func() (string, error) { return wd, nil },
+		Hostname: os.Hostname,
+		Now:      time.Now,
+	}
+	code = cli.Main(env, append([]string{"pickup"}, args...))
+	return code, out.String(), errOut.String()
+}
+
+// TestWorkCLI runs `pickup work -j 4 --max-attempts 2 --json -- sh -c ...`
+// over 30 sessions: ten commands always fail, ten fail until the session's
+// file counts an attempt, ten succeed. The stream, the summary, the exit
+// code and the board are as predicted; list shows the set-aside sessions
+// and requeue puts one back with its attempts reset.
+func TestWorkCLI(t *testing.T) {
+	b, err := sessions.Init(filepath.Join(t.TempDir(), "board"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []string{"fail", "once", "ok"}
+	var ids []string
+	for _, k := range kinds {
+		for i := 0; i < 10; i++ {
+			id := fmt.Sprintf("%s-%02d", k, i)
+			ids = append(ids, id)
+			content := sessions.Render(sessions.Meta{Title: "session " + id, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, []byte("# "+id+"\n"))
+			if err := os.WriteFile(b.Path(sessions.Todo, "", id), content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// {} is the claimed session's path; the command sees its own
+	// environment too.
+	script := `test "$1" = "$PICKUP_SESSION_PATH" && test -f "$1" || exit 9
+case "$PICKUP_SESSION_ID" in
+fail-*) exit 1;;
+once-*) grep -q '^attempts: 1$' "$1" || exit 2;;
+esac`
+	code, stdout, stderr := wkMain(t, "--dir", b.Dir, "--owner", "runner", "--no-sync", "--json",
+		"work", "-j", "4", "--max-attempts", "2", "--", "sh", "-c", script, "sh", "{}")
+	if code != cli.ExitError {
+		t.Errorf("pickup work exit code %d, want %d (runs failed)\nstderr:\n%s", code, cli.ExitError, stderr)
+	}
+
+	// One JSON object per line; the last is the summary.
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	counts := map[string]int{}
+	byID := map[string][]string{}
+	for i, line := range lines[:len(lines)-1] {
+		var ev claim.WorkEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("stdout line %d %q: %v", i+1, line, err)
+		}
+		counts[ev.Event]++
+		byID[ev.ID] = append(byID[ev.ID], fmt.Sprintf("%s/%d", ev.Event, ev.Attempt))
+	}
+	var last struct {
+		Event   string            `json:"event"`
+		Summary claim.WorkSummary `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Event != "summary" {
+		t.Fatalf("last line %q is not the summary: %v", lines[len(lines)-1], err)
+	}
+	want := claim.WorkSummary{Claimed: 50, Done: 20, Failed: 30, SetAside: 10}
+	if last.Summary != want {
+		t.Errorf("summary %+v, want %+v", last.Summary, want)
+	}
+	if want := map[string]int{"claimed": 50, "done": 20, "failed": 20, "set_aside": 10}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("events %v, want %v", counts, want)
+	}
+	wantEvents := map[string][]string{
+		"fail": {"claimed/1", "failed/1", "claimed/2", "set_aside/2"},
+		"once": {"claimed/1", "failed/1", "claimed/2", "done/2"},
+		"ok":   {"claimed/1", "done/1"},
+	}
+	for _, id := range ids {
+		if w := wantEvents[strings.Split(id, "-")[0]]; !slices.Equal(byID[id], w) {
+			t.Errorf("%s: events %v, want %v in this order (a failure must be reported before the session is claimed again)", id, byID[id], w)
+		}
+	}
+
+	// list shows every session where it ended, set-aside ones as failed.
+	code, stdout, stderr = wkMain(t, "--dir", b.Dir, "list", "--json")
+	if code != 0 {
+		t.Fatalf("pickup list: exit %d: %s", code, stderr)
+	}
+	var list []struct {
+		ID       string `json:"id"`
+		State    string `json:"state"`
+		Attempts int    `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+		t.Fatalf("list --json: %v\n%s", err, stdout)
+	}
+	got := map[string]string{}
+	for _, s := range list {
+		got[s.ID] = fmt.Sprintf("%s/%d", s.State, s.Attempts)
+	}
+	wantList := map[string]string{}
+	for _, id := range ids {
+		wantList[id] = map[string]string{"fail": "failed/2", "once": "done/1", "ok": "done/0"}[strings.Split(id, "-")[0]]
+	}
+	if fmt.Sprint(got) != fmt.Sprint(wantList) {
+		t.Errorf("list: %v\nwant %v", got, wantList)
+	}
+
+	// requeue undoes the setting aside.
+	if code, _, stderr := wkMain(t, "--dir", b.Dir, "--owner", "someone", "requeue", "fail-03"); code != 0 {
+		t.Fatalf("pickup requeue: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr = wkMain(t, "--dir", b.Dir, "list", "--json", "--state", "todo")
+	if code != 0 {
+		t.Fatalf("pickup list: exit %d: %s", code, stderr)
+	}
+	list = nil
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != "fail-03" || list[0].State != "todo" || list[0].Attempts != 0 {
+		t.Errorf("todo after requeue: %+v, want fail-03 alone with attempts 0", list)
+	}
+	if code, _, _ := wkMain(t, "--dir", b.Dir, "--owner", "someone", "requeue", "fail-03"); code != cli.ExitNotAvailable {
+		t.Errorf("requeue of a session in todo: exit %d, want %d", code, cli.ExitNotAvailable)
+	}
+}
+
+// TestWorkCLIWaitDeadline: `work --wait=DUR` serves new sessions for DUR;
+// a command still running at the deadline is let finish (it is not
+// signalled and its session not released), as after a bare `work` that
+// finds nothing more to claim.
+func TestWorkCLIWaitDeadline(t *testing.T) {
+	b, err := sessions.Init(filepath.Join(t.TempDir(), "board"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b.Path(sessions.Todo, "", "long"), sessions.Render(sessions.Meta{Title: "long"}, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The command outlives the deadline by a second and then succeeds.
+	code, stdout, stderr := wkMain(t, "--dir", b.Dir, "--owner", "runner", "--no-sync", "--json",
+		"work", "-j", "1", "--wait=1s", "--", "sh", "-c", "sleep 2")
+	if code != 0 {
+		t.Errorf("pickup work --wait=1s: exit code %d, want 0\nstderr:\n%s", code, stderr)
+	}
+	var events []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var ev claim.WorkEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("stdout line %q: %v", line, err)
+		}
+		events = append(events, ev.Event)
+	}
+	if want := []string{"claimed", "done", "summary"}; !slices.Equal(events, want) {
+		t.Errorf("events %v, want %v\nstdout:\n%s", events, want, stdout)
+	}
+	if _, err := os.Stat(b.Path(sessions.Done, "", "long")); err != nil {
+		t.Errorf("the session is not done: %v", err)
+	}
+}
