@@ -45,6 +45,8 @@ func TestScript(t *testing.T) {
 				env.Setenv(v, "")
 			}
 			env.Setenv("USER", "tester")
+			// Under -race every pickup run would sleep a second at exit.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			// git, for board_git: no system or global configuration, a fixed author.
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)

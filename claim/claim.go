@@ -159,6 +159,10 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 		if serr := c.Board.Sync(filepath.Dir(src), filepath.Dir(dst)); serr != nil {
 			return &Error{Op: op, ID: id, From: src, To: dst, Err: fmt.Errorf("sync: %w", serr)}
 		}
+		// History: one line in the event log (and in commit mode one git
+		// commit, through Board.OnEvent). The transition stands whatever
+		// becomes of them; the CLI reports their failures.
+		_ = c.Board.Record(sessions.Event{Op: op, ID: id, Owner: c.Owner, Src: src, Dst: dst})
 		return nil
 	}
 	e := &Error{Op: op, ID: id, From: src, To: dst, Err: err}

@@ -53,22 +53,62 @@ type Board struct {
 	NoSync bool
 	// Now replaces time.Now in tests.
 	Now func() time.Time
+	// OnEvent, if set, is called by Record after each transition was
+	// appended to the event log, with the event (its Src and Dst say which
+	// files moved) and the error of the append. The transition has happened
+	// whatever it does; commit mode commits it here. It may be called from
+	// several goroutines at once.
+	OnEvent func(e Event, logErr error)
+}
+
+// Record appends e (a transition that has just happened) to the board's
+// event log and passes it to OnEvent. It returns the append's error; the
+// transition stands regardless.
+func (b *Board) Record(e Event) error {
+	e = b.NewEvent(e)
+	err := b.AppendEvent(e)
+	if b.OnEvent != nil {
+		b.OnEvent(e, err)
+	}
+	return err
 }
 
 // Open returns the board at dir, or an error wrapping ErrNoBoard if dir
-// does not hold one.
+// does not hold one. Git tracks no empty directories, so a board checked
+// out from a clone may lack an empty state directory: Open creates the
+// missing ones when dir holds the files of a committed board (the
+// .gitattributes that init writes, or the event log).
 func Open(dir string) (*Board, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
+	var missing []string
 	for _, st := range States {
-		info, err := os.Stat(filepath.Join(abs, string(st)))
-		if err != nil || !info.IsDir() {
+		p := filepath.Join(abs, string(st))
+		info, err := os.Stat(p)
+		switch {
+		case err == nil && info.IsDir():
+		case errors.Is(err, fs.ErrNotExist):
+			missing = append(missing, p)
+		default:
 			return nil, fmt.Errorf("%w at %s", ErrNoBoard, abs)
 		}
 	}
+	if len(missing) > 0 && !isFile(filepath.Join(abs, GitattributesFile)) && !isFile(filepath.Join(abs, EventLogFile)) {
+		return nil, fmt.Errorf("%w at %s", ErrNoBoard, abs)
+	}
+	for _, p := range missing {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, fmt.Errorf("complete the board at %s: %w", abs, err)
+		}
+	}
 	return &Board{Dir: abs}, nil
+}
+
+func isFile(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
 }
 
 // Init creates a board at dir (and its parents), or completes a partial one.
@@ -86,6 +126,11 @@ func Init(dir string) (*Board, error) {
 	// Runtime files are per machine: keep them out of git.
 	ignore := filepath.Join(abs, RuntimeDirName, ".gitignore")
 	if err := fsx.WriteNew(ignore, []byte("# pickup runtime files: caches, leases, locks. Never commit them.\n*\n"), 0o644, true); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create board: %w", err)
+	}
+	// The board's own .gitignore and .gitattributes: runtime and temporary
+	// files stay out of git; merges of the event log never conflict.
+	if err := writeGitFiles(abs, true); err != nil {
 		return nil, fmt.Errorf("create board: %w", err)
 	}
 	return &Board{Dir: abs}, nil

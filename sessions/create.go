@@ -63,6 +63,7 @@ func (b *Board) Create(m Meta, body []byte) (Session, error) {
 		if err != nil {
 			return Session{}, fmt.Errorf("create session %s: %w", id, err)
 		}
+		_ = b.Record(Event{Op: "new", ID: id, Dst: path})
 		return Session{ID: id, State: Todo, Meta: m, Path: path}, nil
 	}
 	return Session{}, fmt.Errorf("create session: more than %d sessions in second %s", maxSameSecond, now.Format(IDFormat))

@@ -220,6 +220,7 @@ func (b *Board) discard(id string, c, kept copyOf, sameFile bool) string {
 					return ""
 				}
 				_ = b.Sync(filepath.Dir(c.place.Path), dir)
+				_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, Dst: dst, Reason: "duplicate with different content; kept " + b.place(kept.place.Path, id)})
 				return fmt.Sprintf("kept %s; moved this copy (different content) to %s", kept.place.Path, dst)
 			}
 			return ""
@@ -229,5 +230,6 @@ func (b *Board) discard(id string, c, kept copyOf, sameFile bool) string {
 		return ""
 	}
 	_ = b.Sync(filepath.Dir(c.place.Path))
+	_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, To: "removed", Reason: "identical copy; kept " + b.place(kept.place.Path, id)})
 	return fmt.Sprintf("kept %s; removed this identical copy", kept.place.Path)
 }

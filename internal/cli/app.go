@@ -18,6 +18,10 @@ type run struct {
 	owner  string
 	noSync bool
 	pid    int
+	// commit is --commit: every transition becomes a git commit.
+	commit bool
+	// commits makes those commits and collects what failed (gitcmds.go).
+	commits committer
 	// Whether --dir and --owner were given, even as "" (which is an error,
 	// not a request for the default).
 	dirSet, ownerSet bool
@@ -32,6 +36,7 @@ func Main(env *Env, args []string) int {
 		return r.report(usageError("flag needs an argument: %s", flag))
 	}
 	err := app.Run(reorderArgs(app, args))
+	err = r.commits.finish(r, err)
 	if err == nil {
 		return ExitOK
 	}
@@ -132,6 +137,7 @@ func (r *run) globalFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "json", Usage: "print one JSON object (an array for list) on stdout"},
 		&ucli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a power loss may undo recent transitions (also $PICKUP_NO_SYNC=1)"},
 		&ucli.IntFlag{Name: "pid", Usage: "the process whose life the owner's lease follows (default: $PICKUP_PID, else the agent or program that ran pickup)"},
+		&ucli.BoolFlag{Name: "commit", Usage: "make every transition a git commit of the board paths it moved (also $PICKUP_COMMIT=1, or commit: true in <board>/config.yaml)"},
 	}
 }
 
@@ -175,6 +181,9 @@ func (r *run) resolve(c *ucli.Context) error {
 		}
 		if x.IsSet("pid") {
 			r.pid = x.Int("pid")
+		}
+		if x.IsSet("commit") && x.Bool("commit") {
+			r.commit = true
 		}
 	}
 	if v := r.env.Getenv("PICKUP_NO_SYNC"); v != "" && v != "0" && v != "false" {

@@ -101,6 +101,10 @@ func (r *run) board() (*sessions.Board, error) {
 	}
 	b.NoSync = r.noSync
 	b.Now = r.env.Now
+	if err := r.commits.attach(b, r.commit, r.env.Getenv); err != nil {
+		return nil, err
+	}
+	b.OnEvent = r.commits.hook(b)
 	return b, nil
 }
 

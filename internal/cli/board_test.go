@@ -233,7 +233,7 @@ func TestBoardDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &run{env: wtEnv(tt.vars, tt.wd, "host", nil), dir: tt.flag}
+			r := &run{env: wtEnv(tt.vars, tt.wd, "host", nil), dir: tt.flag, dirSet: tt.flag != ""}
 			got, err := r.boardDir()
 			if tt.wantErr {
 				if err == nil {

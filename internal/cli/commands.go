@@ -40,8 +40,12 @@ func (r *run) commands() []*ucli.Command {
 		r.heartbeatCommand(),
 		r.reapCommand(),
 		r.statusCommand(),
+		r.lockCommand(),
 		r.doctorCommand(),
+		r.logCommand(),
+		r.syncCommand(),
 		r.demoCommand(),
+		r.hookCommand(),
 	}
 }
 
@@ -49,12 +53,24 @@ func (r *run) initCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "init",
 		Usage:     "create the board (todo/, doing/, done/) if it is not there yet",
-		UsageText: "pickup init [--dir DIR]",
+		UsageText: "pickup init [--dir DIR] [--claude [--uninstall] | --agents]",
 		Description: "Creates the board directories and .pickup/ (machine-local caches, leases and locks,\n" +
-			"ignored by git). Safe to run again on an existing board.\n\nExample: pickup init",
+			"ignored by git), and the board's .gitignore (runtime and temporary files) and\n" +
+			".gitattributes (events.log merge=union: merges of the event log never conflict);\n" +
+			"existing ones are left alone. Safe to run again on an existing board.\n" +
+			"--claude also installs the Claude Code integration in the repository's .claude/: the\n" +
+			"/pickup and /handoff skills, and hooks in settings.json that register, heartbeat and\n" +
+			"release each Claude Code session's claims (merged into the settings there; a second\n" +
+			"run changes nothing). --claude --uninstall removes exactly what --claude added.\n" +
+			"--agents prints a section for AGENTS.md that teaches other agents the protocol.\n\n" +
+			"Examples:\n   pickup init\n   pickup init --claude\n   pickup init --agents >> AGENTS.md",
+		Flags: initClaudeFlags(),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
 				return usageError("init takes no arguments; use --dir DIR to choose the board")
+			}
+			if wantsIntegration(c) {
+				return r.initIntegration(c)
 			}
 			dir, err := r.boardDir()
 			if err != nil {

@@ -2,7 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/sessions"
 
 	ucli "github.com/urfave/cli/v2"
@@ -15,10 +20,12 @@ func (r *run) doctorCommand() *ucli.Command {
 		UsageText: "pickup doctor [--fix] [--json]",
 		Description: "Reports, with file and line: broken frontmatter; sessions present in more than one\n" +
 			"state (after a git merge) or under two names (a move interrupted by a crash);\n" +
-			"temporary files of interrupted writes; symlinks and stray files that are never listed.\n" +
+			"temporary files of interrupted writes; symlinks and stray files that are never listed;\n" +
+			"leases of owners whose process is dead.\n" +
 			"--fix keeps the most advanced copy of a duplicated session (done > doing > todo), moves\n" +
-			"every discarded copy whose content differs to conflicts/ instead of deleting it, and\n" +
-			"removes temporary files older than a minute. Exit 0 when the board is healthy or\n" +
+			"every discarded copy whose content differs to conflicts/ instead of deleting it,\n" +
+			"removes temporary files older than a minute, and returns the sessions of dead owners to\n" +
+			"todo/ (as pickup reap does) and removes their leases. Exit 0 when the board is healthy or\n" +
 			"everything was fixed, 1 when problems remain.\n\nExample: pickup doctor --fix",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "fix", Usage: "repair what can be repaired without losing anything"},
@@ -32,6 +39,11 @@ func (r *run) doctorCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			dead, err := r.deadLeases(b, c.Bool("fix"))
+			if err != nil {
+				return err
+			}
+			findings = append(findings, dead...)
 			open := 0
 			for _, f := range findings {
 				if f.Fix == "" {
@@ -81,3 +93,57 @@ type exitError struct {
 func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
 func (e exitError) ExitCode() int { return e.code }
+
+// deadLeases reports the leases of owners whose process has exited (or
+// whose machine rebooted): their sessions are reclaimable. With fix, their
+// sessions go back to todo/ (as pickup reap does) and the leases are removed.
+func (r *run) deadLeases(b *sessions.Board, fix bool) ([]sessions.Finding, error) {
+	dir := filepath.Join(b.RuntimeDir(), "leases")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	leases := r.leases(b)
+	var out []sessions.Finding
+	var owners []string
+	for _, e := range entries {
+		owner, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || sessions.ValidateOwner(owner) != nil {
+			continue
+		}
+		state, _, reason := leases.Judge(owner, claim.DefaultStale)
+		if state != claim.OwnerDead {
+			continue
+		}
+		list, _ := b.ListOwner(owner)
+		out = append(out, sessions.Finding{Kind: "lease", Path: filepath.Join(dir, e.Name()),
+			Message: fmt.Sprintf("owner %s is dead (%s) and holds %d session(s); `pickup next` or `pickup reap` returns them to todo/", owner, reason, len(list))})
+		owners = append(owners, owner)
+	}
+	if !fix || len(out) == 0 {
+		return out, nil
+	}
+	reaped, err := leases.Reap(claim.ReapOptions{OnlyDead: true})
+	if err != nil {
+		return out, err
+	}
+	count := map[string]int{}
+	for _, x := range reaped {
+		if x.Err == "" {
+			count[x.Owner]++
+		}
+	}
+	for i, owner := range owners {
+		if _, err := leases.Get(owner); err == nil {
+			if leases.Remove(owner) != nil {
+				continue
+			}
+		}
+		out[i].Fix = fmt.Sprintf("returned %d session(s) to todo/ and removed the lease", count[owner])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}

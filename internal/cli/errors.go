@@ -48,6 +48,9 @@ var exitCodes = []struct {
 	{claim.ErrNothingAvailable, ExitNotAvailable},
 	{claim.ErrSessionNotFound, ExitNotFound},
 	{claim.ErrConflict, ExitConflict},
+	{claim.ErrLockTimeout, ExitLockTimeout},
+	{claim.ErrLockHeld, ExitNotAvailable},
+	{claim.ErrNotHolder, ExitNotAvailable},
 }
 
 // ExitCode returns the exit code for err.
@@ -105,6 +108,14 @@ func (r *run) hint(err error) string {
 	if ce != nil {
 		id = ce.ID
 	}
+	// Errors that know what to do say it themselves (git: a stale
+	// index.lock, a failed sync, an uncommitted transition).
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		if s := h.Hint(); s != "" {
+			return s
+		}
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		return "interrupted before anything was claimed; nothing changed"
@@ -133,6 +144,13 @@ func (r *run) hint(err error) string {
 		return fmt.Sprintf("no session %s on the board; run `pickup list` to see the sessions", id)
 	case errors.Is(err, claim.ErrConflict):
 		return fmt.Sprintf("another copy of %s is already at the destination and nothing was overwritten; run `pickup doctor` to see both copies", id)
+	case errors.Is(err, claim.ErrLockTimeout):
+		return "the lock stayed held for the whole wait: pick other work and try again later (`pickup lock list` shows who holds which lock)"
+	case errors.Is(err, claim.ErrLockHeld):
+		key := lockKeyOf(err)
+		return fmt.Sprintf("the lock on %s is taken: pick other work and try again later, or wait for it with `pickup lock acquire %s --wait 10m`; if you took it yourself, run `pickup lock release %s` when you are done", key, key, key)
+	case errors.Is(err, claim.ErrNotHolder):
+		return "only the holder of a lock releases or renews it: leave it to them and pick other work (`pickup lock list` shows who holds which lock)"
 	case errors.Is(err, claim.ErrCrossDevice):
 		return "todo/, doing/ and done/ must be on one filesystem for atomic moves; keep the whole board on one filesystem (no separate mounts inside it)"
 	}

@@ -1,0 +1,459 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/proc"
+	"github.com/pickup-dev/pickup/sessions"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// pickup hook session-start | post-tool-use | session-end
+
+// claudeBeatEvery is how often the PostToolUse hook renews the lease; in
+// between it returns after one stat.
+const claudeBeatEvery = time.Minute
+
+// maxHookInput bounds what a hook reads of its input into memory; the rest
+// (a large tool response) is drained unread.
+const maxHookInput = 1 << 20
+
+func (r *run) hookCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "hook",
+		Hidden:    true,
+		Usage:     "run one of pickup's Claude Code hooks (installed by pickup init --claude)",
+		UsageText: "pickup hook session-start|post-tool-use|session-end < HOOK-INPUT-JSON",
+		Description: "Reads the JSON that Claude Code sends a hook on stdin; the owner is its session_id.\n" +
+			"session-start registers the owner's lease for the Claude Code process and prints the\n" +
+			"session's claims (Claude Code adds them to the context). post-tool-use renews the lease\n" +
+			"at most once a minute and prints nothing. session-end releases what the session still\n" +
+			"holds, or keeps it when the board's config.yaml says keep_on_session_end: true.\n" +
+			"A hook never fails the Claude Code session: errors go to stderr and it exits 0.",
+		Action: func(c *ucli.Context) error {
+			event := c.Args().First()
+			if c.NArg() != 1 {
+				event = "?"
+			}
+			if err := r.hook(event); err != nil {
+				fmt.Fprintf(r.env.Stderr, "pickup: hook %s: %s\n", sanitize(event), sanitize(err.Error()))
+			}
+			return nil
+		},
+	}
+}
+
+// hookInput is what pickup reads of the JSON a Claude Code hook receives.
+type hookInput struct {
+	SessionID string
+	Cwd       string
+}
+
+// parseHookInput reads the fields pickup needs from a hook's JSON input. It
+// stops as soon as it has them: Claude Code sends session_id and cwd first,
+// before a tool's input and response, which may be large.
+func parseHookInput(data []byte) (hookInput, error) {
+	var in hookInput
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return in, errors.New("the input is not a JSON object (pickup hook reads what Claude Code sends on stdin)")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		var val json.RawMessage
+		if err == nil {
+			err = dec.Decode(&val)
+		}
+		if err != nil {
+			if in.SessionID != "" {
+				break // the rest was cut at maxHookInput, or is broken: not needed
+			}
+			return in, fmt.Errorf("read input: %w", err)
+		}
+		key, _ := t.(string)
+		switch key {
+		case "session_id":
+			_ = json.Unmarshal(val, &in.SessionID)
+		case "cwd":
+			_ = json.Unmarshal(val, &in.Cwd)
+		}
+		if in.SessionID != "" && in.Cwd != "" {
+			break
+		}
+	}
+	if in.SessionID == "" {
+		return in, errors.New("the input has no session_id")
+	}
+	return in, nil
+}
+
+// hook runs one hook event with the JSON input on stdin.
+func (r *run) hook(event string) error {
+	switch event {
+	case "session-start", "post-tool-use", "session-end":
+	default:
+		return fmt.Errorf("unknown hook event %q: give session-start, post-tool-use or session-end", event)
+	}
+	data, err := io.ReadAll(io.LimitReader(r.env.Stdin, maxHookInput))
+	// Drain the rest, so that Claude Code never writes into a closed pipe.
+	_, _ = io.Copy(io.Discard, r.env.Stdin)
+	if err != nil {
+		return fmt.Errorf("read input: %w", err)
+	}
+	in, err := parseHookInput(data)
+	if err != nil {
+		return err
+	}
+	// The owner is the Claude Code session, not $PICKUP_OWNER: under
+	// `pickup work -- claude ...` that names the worker, whose claim the
+	// session must not release. An explicit --owner still wins.
+	owner := r.owner
+	if owner == "" {
+		owner = in.SessionID
+	}
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return fmt.Errorf("session_id: %w", err)
+	}
+	if in.Cwd != "" && filepath.IsAbs(in.Cwd) {
+		env := *r.env
+		env.Getwd = func() (string, error) { return in.Cwd, nil }
+		r.env = &env
+	}
+	dir, err := r.boardDir()
+	if err != nil {
+		return err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	switch event {
+	case "post-tool-use":
+		return r.hookPostToolUse(dir, owner)
+	case "session-start":
+		return r.hookSessionStart(owner)
+	default:
+		return r.hookSessionEnd(owner)
+	}
+}
+
+// claudeRuntimeDir is <board>/.pickup/claude: the hooks' machine-local files.
+func claudeRuntimeDir(boardDir string) string {
+	return filepath.Join(boardDir, sessions.RuntimeDirName, "claude")
+}
+
+func claudeBeatPath(boardDir, owner string) string {
+	return filepath.Join(claudeRuntimeDir(boardDir), "beats", owner)
+}
+
+func claudePidPath(boardDir string, pid int) string {
+	return filepath.Join(claudeRuntimeDir(boardDir), "pids", strconv.Itoa(pid)+".json")
+}
+
+// hookPostToolUse renews the lease at most once per claudeBeatEvery. The
+// fast path, taken after almost every tool use, is one stat of the owner's
+// timestamp file.
+func (r *run) hookPostToolUse(boardDir, owner string) error {
+	now := r.env.Now()
+	beat := claudeBeatPath(boardDir, owner)
+	if info, err := os.Stat(beat); err == nil {
+		if age := now.Sub(info.ModTime()); age >= 0 && age < claudeBeatEvery {
+			return nil
+		}
+	}
+	b, err := r.board()
+	if errors.Is(err, sessions.ErrNoBoard) {
+		return nil // hooks installed, no board (yet): nothing to keep alive
+	}
+	if err != nil {
+		return err
+	}
+	if err := claudeTouch(beat, now); err != nil {
+		return err
+	}
+	p, err := r.ownerProcess()
+	if err != nil {
+		return err
+	}
+	// Register renews the heartbeat and, should the lease name another
+	// process (one kept at the end of an earlier run of this session),
+	// gives it to this one.
+	_, err = r.leases(b).Register(owner, p)
+	return err
+}
+
+// claudeTouch sets path's modification time to t, creating it if needed.
+func claudeTouch(path string, t time.Time) error {
+	if err := os.Chtimes(path, t, t); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		return err
+	}
+	return os.Chtimes(path, t, t)
+}
+
+// claudePidRecord maps a Claude Code process to the session it runs.
+type claudePidRecord struct {
+	Owner   string       `json:"owner"`
+	Process proc.Process `json:"process"`
+}
+
+// hookSessionStart registers the owner's lease for the Claude Code process,
+// records which session that process runs, exports the session id to the
+// Bash tool, and prints what the session holds.
+func (r *run) hookSessionStart(owner string) error {
+	b, err := r.board()
+	if errors.Is(err, sessions.ErrNoBoard) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if p, err := r.ownerProcess(); err != nil {
+		errs = append(errs, err)
+	} else {
+		if _, err := r.leases(b).Register(owner, p); err != nil {
+			errs = append(errs, err)
+		}
+		if err := writeClaudePid(b.Dir, claudePidRecord{Owner: owner, Process: p}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := claudeTouch(claudeBeatPath(b.Dir, owner), r.env.Now()); err != nil {
+		errs = append(errs, err)
+	}
+	r.pruneClaudeRecords(b)
+	if err := r.exportSessionID(owner); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.printClaims(b, owner); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// pruneClaudeRecords forgets the Claude Code processes that ended without a
+// SessionEnd (a crash, a killed terminal): their pid records, throttle
+// files, and their leases if they hold nothing (a lease with claims stays:
+// it is how next finds those claims and returns them).
+func (r *run) pruneClaudeRecords(b *sessions.Board) {
+	dir := filepath.Dir(claudePidPath(b.Dir, 0))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	env := proc.Env{Hostname: r.env.Hostname}
+	leases := r.leases(b)
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		rec, ok := readClaudePid(path)
+		if !ok || sessions.ValidateOwner(rec.Owner) != nil {
+			continue
+		}
+		if p, err := env.Lookup(rec.Process.PID); err == nil && p == rec.Process {
+			continue // still running
+		}
+		if rec.Process.Host != "" && rec.Process.Host != env.Self().Host {
+			continue
+		}
+		_ = os.Remove(path)
+		_ = os.Remove(claudeBeatPath(b.Dir, rec.Owner))
+		if held, err := b.ListOwner(rec.Owner); len(held) > 0 || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
+			continue
+		}
+		if l, err := leases.Get(rec.Owner); err == nil && l.Process == rec.Process {
+			_ = leases.Remove(rec.Owner)
+		}
+	}
+}
+
+func writeClaudePid(boardDir string, rec claudePidRecord) error {
+	path := claudePidPath(boardDir, rec.Process.PID)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return fsx.WriteReplace(path, append(data, '\n'), 0o644, false)
+}
+
+// exportSessionID appends `export CLAUDE_SESSION_ID=<id>` to the file that
+// Claude Code gives SessionStart hooks in $CLAUDE_ENV_FILE and sources
+// before each Bash command, so that pickup run by the agent without --owner
+// finds the hooks' owner. The id is a valid owner name: no quoting needed.
+func (r *run) exportSessionID(owner string) error {
+	path := r.env.Getenv("CLAUDE_ENV_FILE")
+	if path == "" {
+		return nil
+	}
+	line := "export CLAUDE_SESSION_ID=" + owner + "\n"
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if bytes.HasSuffix(old, []byte(line)) || bytes.HasPrefix(old, []byte(line)) || bytes.Contains(old, []byte("\n"+line)) {
+		return nil
+	}
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		line = "\n" + line
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// printClaims prints, for Claude's context, who the session is on the board
+// and what it holds.
+func (r *run) printClaims(b *sessions.Board, owner string) error {
+	list, err := b.ListOwner(owner)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	waiting := 0
+	if entries, err := os.ReadDir(b.StateDir(sessions.Todo, "")); err == nil {
+		for _, e := range entries {
+			if _, ok := sessions.IsSessionName(e.Name()); ok && e.Type().IsRegular() {
+				waiting++
+			}
+		}
+	}
+	r.printf("pickup: this Claude Code session is owner %s on the board %s. Pass `--owner %s` to every pickup command.\n", owner, b.Dir, owner)
+	if len(list) == 0 {
+		r.printf("It holds no sessions; %d wait in todo/. /pickup claims one.\n", waiting)
+		return nil
+	}
+	r.printf("It holds %d session(s), claimed earlier and still yours:\n", len(list))
+	for _, s := range list {
+		r.printf("- %s\n  file: %s\n", describe(s), s.Path)
+	}
+	r.printf("Finish one with `pickup --owner %s done ID`, hand it over with /handoff, or give it back with `pickup --owner %s release ID`. Never move, edit or delete board files by hand.\n", owner, owner)
+	return nil
+}
+
+// hookSessionEnd releases what the session still holds and ends its lease;
+// with keep_on_session_end in the board's config.yaml it keeps the claims,
+// under a lease without a process: no longer tied to this Claude Code
+// process, they stay the session's until it resumes (claude --resume) or
+// `pickup reap` finds them older than the stale period.
+func (r *run) hookSessionEnd(owner string) error {
+	b, err := r.board()
+	if errors.Is(err, sessions.ErrNoBoard) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	cfg, err := b.Config()
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%w; releasing, the default", err))
+	}
+	leases := r.leases(b)
+	list, _ := b.ListOwner(owner)
+	if cfg.KeepOnSessionEnd && len(list) > 0 {
+		host, _ := r.env.Hostname()
+		if _, err := leases.Register(owner, proc.Process{Host: host}); err != nil {
+			errs = append(errs, err)
+		}
+		for _, s := range list {
+			r.printf("kept %s (keep_on_session_end)\n", describe(s))
+		}
+	} else {
+		cl, err := claim.New(b, owner)
+		if err != nil {
+			return err
+		}
+		released, err := cl.ReleaseAll()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, s := range released {
+			r.printf("released %s\n", describe(s))
+		}
+		if err := leases.Remove(owner); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	_ = os.Remove(claudeBeatPath(b.Dir, owner))
+	r.forgetPid(b.Dir, owner)
+	return errors.Join(errs...)
+}
+
+// forgetPid removes the record of the Claude Code process running owner,
+// unless it already names a later session of that process (after /clear).
+func (r *run) forgetPid(boardDir, owner string) {
+	p, err := r.ownerProcess()
+	if err != nil {
+		return
+	}
+	path := claudePidPath(boardDir, p.PID)
+	if rec, ok := readClaudePid(path); ok && rec.Owner == owner {
+		_ = os.Remove(path)
+	}
+}
+
+func readClaudePid(path string) (claudePidRecord, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return claudePidRecord{}, false
+	}
+	var rec claudePidRecord
+	if json.Unmarshal(data, &rec) != nil {
+		return claudePidRecord{}, false
+	}
+	return rec, true
+}
+
+// claudeOwner returns the session that the SessionStart hook recorded for
+// the Claude Code process that ran this pickup (the process a lease would
+// follow: --pid, $PICKUP_PID, else the parent walk), if its record is of
+// that very process (same start time), not of an earlier one with its pid.
+// ownerName falls back on it when no option or variable names the owner,
+// so that an agent that forgot --owner still acts as its session.
+func (r *run) claudeOwner() (string, bool) {
+	dir, err := r.boardDir()
+	if err != nil {
+		return "", false
+	}
+	pid := r.pid
+	if pid == 0 {
+		if n, err := strconv.Atoi(r.env.Getenv("PICKUP_PID")); err == nil && n > 0 {
+			pid = n
+		} else {
+			pid = invokerPID()
+		}
+	}
+	rec, ok := readClaudePid(claudePidPath(dir, pid))
+	if !ok || rec.Process.PID != pid || sessions.ValidateOwner(rec.Owner) != nil {
+		return "", false
+	}
+	p, err := proc.Env{Hostname: r.env.Hostname}.Lookup(pid)
+	if err != nil || p != rec.Process {
+		return "", false
+	}
+	return rec.Owner, true
+}

@@ -1,0 +1,502 @@
+package cli
+
+// pickup lock: named locks (claim.Locks) from the command line.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/proc"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Defaults of pickup lock.
+const (
+	// lockRunGrace is how long a stopped CMD may take to exit before it is
+	// killed (lock run), and how long --supersede gives the run it stops.
+	lockRunGrace = 10 * time.Second
+	// A waiting acquire watches the lock's record file and wakes when it
+	// is removed or replaced. It also reads the lock (no write) with
+	// jittered exponential backoff, because a holder that dies leaves its
+	// record in place: from lockWatchPollFirst to lockWatchPollMax, or
+	// from lockPollFirst to lockPollMax if the file cannot be watched.
+	lockWatchPollFirst = 20 * time.Millisecond
+	lockWatchPollMax   = 500 * time.Millisecond
+	lockPollFirst      = 2 * time.Millisecond
+	lockPollMax        = 100 * time.Millisecond
+	// After SIGKILL a process is gone within milliseconds; waiting longer
+	// means it is stuck in the kernel.
+	lockKillWait = 5 * time.Second
+)
+
+// envLockKey tells the command of `pickup lock run` which lock it runs
+// under.
+const envLockKey = "PICKUP_LOCK_KEY"
+
+func (r *run) lockCommand() *ucli.Command {
+	cmd := &ucli.Command{
+		Name:      "lock",
+		Usage:     "named locks: a mutex per key (a repository, a file, a task) shared by every process here",
+		UsageText: "pickup lock acquire|check|heartbeat|release|list|cleanup|run ...",
+		Description: "A lock is a record in <board>/.pickup/locks. Of any number of processes that want one key,\n" +
+			"exactly one holds it; different keys are independent. A lock lives as long as its holder's\n" +
+			"process: `lock acquire` records the agent or program that ran pickup (see --pid), `lock run`\n" +
+			"records itself. A holder that is alive on this host keeps its lock however long it works;\n" +
+			"one that has exited loses it at once, and the next acquire takes it over. Holders on other\n" +
+			"hosts keep it for --ttl after their last heartbeat.\n\n" +
+			"A lock held by someone else exits 3 and names the holder: pick other work and try later,\n" +
+			"or wait with --wait DUR (exit 5 when the wait runs out).\n\n" +
+			"Examples:\n" +
+			"   pickup lock acquire repo:main --wait 5m     (then, when done: pickup lock release repo:main)\n" +
+			"   pickup lock run repo:main --wait 5m -- git push\n" +
+			"   pickup lock run issue-42 --supersede -- ./answer-issue.sh 42",
+		Subcommands: []*ucli.Command{
+			r.lockAcquireCommand(),
+			r.lockCheckCommand(),
+			r.lockHeartbeatCommand(),
+			r.lockReleaseCommand(),
+			r.lockListCommand(),
+			r.lockCleanupCommand(),
+			r.lockRunCommand(),
+		},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageError("unknown lock command %q; run `pickup lock --help`", c.Args().First())
+			}
+			return ucli.ShowSubcommandHelp(c)
+		},
+	}
+	return cmd
+}
+
+// lockKey reads the one KEY argument of a lock command.
+func lockKey(c *ucli.Context, name string) (string, error) {
+	if c.NArg() != 1 {
+		return "", usageError("lock %s needs exactly one KEY, e.g. pickup lock %s repo:main", name, name)
+	}
+	return checkLockKey(c.Args().First())
+}
+
+func checkLockKey(key string) (string, error) {
+	if key == "" || len(key) > claim.MaxLockKeyLen {
+		return "", usageError("a lock KEY is 1 to %d bytes, e.g. repo:main or issue-42", claim.MaxLockKeyLen)
+	}
+	return key, nil
+}
+
+// locks opens the board's locks and resolves the owner.
+func (r *run) locks() (*claim.Locks, string, error) {
+	b, err := r.board()
+	if err != nil {
+		return nil, "", err
+	}
+	owner, err := r.ownerName()
+	if err != nil {
+		return nil, "", err
+	}
+	l := claim.BoardLocks(b)
+	l.Proc = proc.Env{Hostname: r.env.Hostname}
+	return l, owner, nil
+}
+
+// lockWait reads --wait: 0 (try once), a duration, or "forever" (-1).
+func lockWait(c *ucli.Context) (time.Duration, error) {
+	v := c.String("wait")
+	if v == "" {
+		return 0, nil
+	}
+	if v == waitForever {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, usageError("--wait %q: give a duration such as 30s or 10m, or forever", v)
+	}
+	return d, nil
+}
+
+func lockTTL(c *ucli.Context) (time.Duration, error) {
+	if !c.IsSet("ttl") {
+		return claim.DefaultLockTTL, nil
+	}
+	d := c.Duration("ttl")
+	if d <= 0 {
+		return 0, usageError("--ttl must be a positive duration such as 10m")
+	}
+	return d, nil
+}
+
+func lockWaitFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "wait", Usage: "wait up to DUR (30s, 10m, forever) for the lock instead of exiting 3 at once; exit 5 if it stays held"}
+}
+
+func lockTTLFlag() ucli.Flag {
+	return &ucli.DurationFlag{Name: "ttl", Value: claim.DefaultLockTTL,
+		Usage: "how long the lock stays valid without a heartbeat if its holder's process cannot be checked (another host); a holder alive on this host keeps it regardless"}
+}
+
+// interruptible returns a context that ends at SIGINT or SIGTERM.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func (r *run) lockAcquireCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "acquire",
+		Usage:     "take the lock on KEY for this owner, for the life of its process",
+		UsageText: "pickup lock acquire KEY [--wait DUR] [--ttl DUR] [--json]",
+		Description: "The lock is held by the owner (--owner, $PICKUP_OWNER, ...) for as long as the owner's\n" +
+			"process lives: the agent or program that ran pickup, past shells (--pid or $PICKUP_PID\n" +
+			"name it). Release it with `pickup lock release KEY` when done; if the process exits first,\n" +
+			"the lock is free at once. Locks are not reentrant: acquiring a lock you hold exits 3.\n" +
+			"Held by someone else: exit 3 naming the holder (pick other work), or with --wait, exit 5\n" +
+			"when the wait runs out.\n\n" +
+			"Examples:\n   pickup lock acquire repo:main\n   pickup lock acquire repo:main --wait 10m --json",
+		Flags: []ucli.Flag{lockWaitFlag(), lockTTLFlag()},
+		Action: func(c *ucli.Context) error {
+			key, err := lockKey(c, "acquire")
+			if err != nil {
+				return err
+			}
+			wait, err := lockWait(c)
+			if err != nil {
+				return err
+			}
+			ttl, err := lockTTL(c)
+			if err != nil {
+				return err
+			}
+			locks, owner, err := r.locks()
+			if err != nil {
+				return err
+			}
+			defer locks.Close()
+			p, err := r.ownerProcess()
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible()
+			defer stop()
+			info, err := takeLock(ctx, locks, key, wait, nil,
+				claim.WithLockOwner(owner), claim.WithLockProcess(p), claim.WithLockTTL(ttl))
+			if err != nil {
+				return lockFail(err, key, owner, p)
+			}
+			if r.json {
+				return r.printJSON(info)
+			}
+			r.printf("acquired lock %s as %s (held while %s runs)\n", lockName(key), sanitize(owner), info.Process)
+			return nil
+		},
+	}
+}
+
+// lockStatus is what `pickup lock check --json` prints.
+type lockStatus struct {
+	Key string `json:"key"`
+	// State is free (nobody holds it), held, dead or stale (a holder that
+	// is gone: the next acquire takes the lock over).
+	State  string          `json:"state"`
+	Mine   bool            `json:"mine"` // held by this owner
+	Holder *claim.LockInfo `json:"holder,omitempty"`
+}
+
+func (r *run) lockCheckCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "check",
+		Usage:     "say who holds the lock on KEY; exit 3 if another owner holds it",
+		UsageText: "pickup lock check KEY [--json]",
+		Description: "Exits 0 if the lock is free (nobody holds it, or its holder is dead or stale) or held by\n" +
+			"this owner, 3 if another owner holds it. With --json it prints\n" +
+			"{\"key\",\"state\":\"free|held|dead|stale\",\"mine\",\"holder\"} whatever the exit code.\n\n" +
+			"Example: pickup lock check repo:main && echo free",
+		Action: func(c *ucli.Context) error {
+			key, err := lockKey(c, "check")
+			if err != nil {
+				return err
+			}
+			locks, owner, err := r.locks()
+			if err != nil {
+				return err
+			}
+			info, held, err := locks.Check(key)
+			if err != nil {
+				return err
+			}
+			st := lockStatus{Key: key, State: "free"}
+			if info.Token != "" || info.Corrupt {
+				st.Holder, st.State = &info, string(info.State)
+				if held {
+					st.State = "held"
+				}
+			}
+			st.Mine = held && info.Owner == owner
+			other := held && !st.Mine
+			if r.json {
+				if err := r.printJSON(st); err != nil {
+					return err
+				}
+				if other {
+					return exitError{code: ExitNotAvailable, err: errors.New("held"), quiet: true}
+				}
+				return nil
+			}
+			switch {
+			case other:
+				return lockFail(&claim.LockHeldError{Key: key, Holder: info}, key, owner, proc.Process{})
+			case st.Mine:
+				r.printf("lock %s is held by you: %s\n", lockName(key), info.Holder())
+			case st.Holder != nil:
+				r.printf("lock %s is free: its holder %s is gone; the next acquire takes it over\n", lockName(key), info.Holder())
+			default:
+				r.printf("lock %s is free\n", lockName(key))
+			}
+			return nil
+		},
+	}
+}
+
+func (r *run) lockHeartbeatCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "heartbeat",
+		Usage:     "record that this owner, which holds the lock on KEY, is still at work",
+		UsageText: "pickup lock heartbeat KEY [--json]",
+		Description: "Only holders that other hosts must judge by time need it: a holder alive on this host\n" +
+			"keeps its lock without heartbeats, and `pickup lock run` heartbeats by itself.\n" +
+			"Exits 3 if another owner holds the lock and 4 if nobody does: either way it is no\n" +
+			"longer yours, so stop relying on it.\n\nExample: pickup lock heartbeat repo:main",
+		Action: func(c *ucli.Context) error {
+			key, err := lockKey(c, "heartbeat")
+			if err != nil {
+				return err
+			}
+			locks, owner, err := r.locks()
+			if err != nil {
+				return err
+			}
+			if err := locks.Heartbeat(key, owner); err != nil {
+				return lockFail(err, key, owner, proc.Process{})
+			}
+			if r.json {
+				info, _, err := locks.Check(key)
+				if err != nil {
+					return err
+				}
+				return r.printJSON(info)
+			}
+			return nil
+		},
+	}
+}
+
+func (r *run) lockReleaseCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "release",
+		Usage:     "release the lock on KEY that this owner holds",
+		UsageText: "pickup lock release KEY [--json]",
+		Description: "Only the owner that holds a lock releases it: releasing someone else's exits 3 and changes\n" +
+			"nothing; releasing a lock that nobody holds exits 4.\n\nExample: pickup lock release repo:main",
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "force", Usage: "FOR PEOPLE ONLY, never for AI agents: release the lock whoever holds it (its holder is not told and may still be working)"},
+		},
+		Action: func(c *ucli.Context) error {
+			key, err := lockKey(c, "release")
+			if err != nil {
+				return err
+			}
+			locks, owner, err := r.locks()
+			if err != nil {
+				return err
+			}
+			info, err := locks.Release(key, owner, c.Bool("force"))
+			if err != nil {
+				return lockFail(err, key, owner, proc.Process{})
+			}
+			if r.json {
+				return r.printJSON(info)
+			}
+			if info.Owner != owner {
+				r.printf("released lock %s by force; it was held by %s\n", lockName(key), info.Holder())
+				return nil
+			}
+			r.printf("released lock %s\n", lockName(key))
+			return nil
+		},
+	}
+}
+
+func (r *run) lockListCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "list",
+		Usage:     "list the locks: key, owner, state, process, age",
+		UsageText: "pickup lock list [--json]",
+		Description: "State is alive (held), dead (its process on this host has exited: free to take) or stale\n" +
+			"(a holder on another host silent for its TTL: free to take).\n\nExample: pickup lock list --json",
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageError("lock list takes no arguments")
+			}
+			locks, _, err := r.locks()
+			if err != nil {
+				return err
+			}
+			infos, err := locks.List()
+			if err != nil {
+				return err
+			}
+			if r.json {
+				if infos == nil {
+					infos = []claim.LockInfo{}
+				}
+				return r.printJSON(infos)
+			}
+			if len(infos) == 0 {
+				r.printf("no locks\n")
+				return nil
+			}
+			now := r.env.Now()
+			w := tabwriter.NewWriter(r.env.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "KEY\tOWNER\tSTATE\tPROCESS\tAGE\tHEARTBEAT")
+			for _, i := range infos {
+				if i.Corrupt {
+					fmt.Fprintf(w, "%s\t?\tunreadable\t-\t%s\t-\n", lockName(i.Key), i.Age.Round(time.Second))
+					continue
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s ago\n", lockName(i.Key), sanitize(i.Owner), i.State, i.Process,
+					i.Age.Round(time.Second), now.Sub(i.HeartbeatAt).Round(time.Second))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func (r *run) lockCleanupCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "cleanup",
+		Usage:     "remove the locks of holders that are dead, or stale for DUR",
+		UsageText: "pickup lock cleanup [--stale DUR] [--json]",
+		Description: "Removes locks whose holder on this host has exited, and locks of holders on other hosts\n" +
+			"that have not heartbeat for their TTL and for --stale. It never removes a lock whose\n" +
+			"holder is alive: --stale can make cleanup more patient than the TTL, never less. Acquire\n" +
+			"takes over such locks by itself, so cleanup only tidies up. It also deletes the queue\n" +
+			"files of keys that nobody waits for.\n\nExample: pickup lock cleanup --stale 1h",
+		Flags: []ucli.Flag{
+			&ucli.DurationFlag{Name: "stale", Usage: "also wait this long since the last heartbeat before removing a stale lock"},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageError("lock cleanup takes no arguments")
+			}
+			if c.Duration("stale") < 0 {
+				return usageError("--stale must not be negative")
+			}
+			locks, _, err := r.locks()
+			if err != nil {
+				return err
+			}
+			removed, err := locks.Cleanup(c.Duration("stale"))
+			sweepQueues(locks)
+			if r.json {
+				if removed == nil {
+					removed = []claim.LockInfo{}
+				}
+				if jerr := r.printJSON(removed); jerr != nil {
+					return jerr
+				}
+			} else {
+				for _, i := range removed {
+					r.printf("removed lock %s of %s\n", lockName(i.Key), i.Holder())
+				}
+				if len(removed) == 0 && err == nil {
+					r.printf("no dead or stale locks\n")
+				}
+			}
+			return err
+		},
+	}
+}
+
+// lockFail gives a lock error the CLI's wording, keeping it matchable with
+// errors.Is for the exit code (3 held or not the holder, 4 nobody holds it,
+// 5 timeout) and the hint. self is the process that asked, if known.
+func lockFail(err error, key, owner string, self proc.Process) error {
+	k := lockName(key)
+	var held *claim.LockHeldError
+	var le *claim.LockError
+	switch {
+	case errors.As(err, &held):
+		h := held.Holder
+		if h.Owner == owner && self.PID != 0 && h.Process.PID == self.PID && h.Process.Host == self.Host {
+			return &lockError{fmt.Sprintf("lock %s is already held by you: %s", k, h.Holder()), err}
+		}
+		return &lockError{fmt.Sprintf("lock %s is held by %s; pick other work and try later", k, h.Holder()), err}
+	case errors.Is(err, claim.ErrLockTimeout) && errors.As(err, &le):
+		msg := fmt.Sprintf("timed out waiting for lock %s", k)
+		if le.Holder != nil {
+			msg += ", held by " + le.Holder.Holder()
+		}
+		return &lockError{msg, err}
+	case errors.Is(err, claim.ErrNotHolder) && errors.As(err, &le):
+		msg := fmt.Sprintf("%s lock %s: you (%s) do not hold it", le.Op, k, sanitize(owner))
+		if le.Holder != nil {
+			msg = fmt.Sprintf("%s lock %s: it is held by %s, not by you (%s)", le.Op, k, le.Holder.Holder(), sanitize(owner))
+		}
+		return &lockError{msg, err}
+	case errors.Is(err, claim.ErrLockNotHeld) && errors.As(err, &le):
+		return exitError{code: ExitNotFound, err: &lockError{
+			fmt.Sprintf("%s lock %s: nobody holds it (released already, or taken over and released after its holder exited)", le.Op, k), err}}
+	case errors.Is(err, claim.ErrInvalidLockKey):
+		return usageError("%v", err)
+	}
+	return err
+}
+
+// lockKeyOf is the key of a lock error as a shell word, for hints.
+func lockKeyOf(err error) string {
+	var held *claim.LockHeldError
+	var le *claim.LockError
+	key := "KEY"
+	switch {
+	case errors.As(err, &held):
+		key = held.Key
+	case errors.As(err, &le):
+		key = le.Key
+	}
+	return lockName(key)
+}
+
+// lockName is key as printed: control bytes escaped, quoted for a shell
+// unless plain.
+func lockName(key string) string { return shellWord(sanitize(key)) }
+
+// shellWord quotes s for a POSIX shell unless it is plain.
+func shellWord(s string) string {
+	plain := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.,:/@%+=", c)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// lockError is a lock error in the CLI's words.
+type lockError struct {
+	msg string
+	err error
+}
+
+func (e *lockError) Error() string { return e.msg }
+func (e *lockError) Unwrap() error { return e.err }
