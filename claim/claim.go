@@ -136,9 +136,12 @@ func (c *Client) read(st sessions.State, owner, id string) (sessions.Session, er
 // next and reap, which lose races all the time, skip that look-up.
 func (c *Client) move(op, id, src, dst string, locate bool) error {
 	// Only regular files are sessions (Locate and List skip symlinks and
-	// special files): never move anything else.
-	if info, lerr := os.Lstat(src); lerr == nil && !info.Mode().IsRegular() {
-		return &Error{Op: op, ID: id, From: src, To: dst, Err: ErrSessionNotFound}
+	// special files): never move anything else. Callers without locate
+	// (next, reap) move what a listing just found to be a regular file.
+	if locate {
+		if info, lerr := os.Lstat(src); lerr == nil && !info.Mode().IsRegular() {
+			return &Error{Op: op, ID: id, From: src, To: dst, Err: ErrSessionNotFound}
+		}
 	}
 	err := fsx.RenameNoReplace(src, dst)
 	if errors.Is(err, fs.ErrNotExist) {
