@@ -188,18 +188,30 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 const locateTries = 5
 
 // whereIs finds a session that a transition did not find at its source.
-// Locate looks in todo/, doing/ and done/ one after the other, so a session
-// that another owner moves meanwhile can slip past one scan; a session that
-// exists is found by one of a few scans, one that does not is missing from
-// all of them.
+// A session is in exactly one place at any instant, but it may move while
+// we look: each try therefore looks in todo/, doing/*/, done/, failed/ and
+// then back in the reverse order. To slip past both passes the session
+// must move twice during them (into a place already looked at, and back),
+// and to be reported missing it must do so on every one of a few tries.
 func (c *Client) whereIs(id string) (sessions.State, string, error) {
 	for try := 1; try <= locateTries; try++ {
-		places, err := c.Board.Locate(id)
+		owners, err := c.Board.Owners()
 		if err != nil {
 			return "", "", err
 		}
-		if len(places) > 0 {
-			return places[0].State, places[0].Owner, ErrSessionNotAvailable
+		places := []sessions.Place{{State: sessions.Todo}}
+		for _, o := range owners {
+			places = append(places, sessions.Place{State: sessions.Doing, Owner: o})
+		}
+		places = append(places, sessions.Place{State: sessions.Done}, sessions.Place{State: sessions.Failed})
+		for k := 0; k < 2*len(places); k++ {
+			p := places[k%len(places)]
+			if k >= len(places) {
+				p = places[2*len(places)-1-k] // the way back
+			}
+			if info, err := os.Lstat(c.Board.Path(p.State, p.Owner, id)); err == nil && info.Mode().IsRegular() {
+				return p.State, p.Owner, ErrSessionNotAvailable
+			}
 		}
 		if try < locateTries {
 			time.Sleep(time.Duration(try) * 100 * time.Microsecond)
