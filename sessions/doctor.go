@@ -18,7 +18,7 @@ import (
 
 // Finding is one problem Check found on a board.
 type Finding struct {
-	Kind    string `json:"kind"` // frontmatter, duplicate, hardlink, tempfile, symlink, stray
+	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease
 	ID      string `json:"id,omitempty"`
 	Path    string `json:"path"`
 	Line    int    `json:"line,omitempty"`
@@ -99,7 +99,15 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 				nlink = uint64(sys.Nlink)
 			}
 			copies[id] = append(copies[id], copyOf{place: Place{State: st, Owner: owner, Path: path}, ino: e.Ino, nlink: nlink})
-			if s, err := readSession(path); err == nil && s.Problem != "" {
+			s, err := readSession(path)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				// Listing skips a file it cannot read: say so here, or the
+				// session would be invisible.
+				out = append(out, Finding{Kind: "unreadable", ID: id, Path: path,
+					Message: fmt.Sprintf("cannot read the session, so it is never listed or taken: %v; give the board's user read access to it", underlyingErr(err))})
+				continue
+			}
+			if err == nil && s.Problem != "" {
 				// One finding per problem, each with its own line.
 				for _, problem := range strings.Split(s.Problem, "\n") {
 					f := Finding{Kind: "frontmatter", ID: id, Path: path, Message: problem}
@@ -232,4 +240,12 @@ func (b *Board) discard(id string, c, kept copyOf, sameFile bool) string {
 	_ = b.Sync(filepath.Dir(c.place.Path))
 	_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, To: "removed", Reason: "identical copy; kept " + b.place(kept.place.Path, id)})
 	return fmt.Sprintf("kept %s; removed this identical copy", kept.place.Path)
+}
+
+func underlyingErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -18,7 +18,7 @@ func (r *run) doctorCommand() *ucli.Command {
 		Name:      "doctor",
 		Usage:     "check the board for broken or misplaced files; --fix mends what is safe",
 		UsageText: "pickup doctor [--fix] [--json]",
-		Description: "Reports, with file and line: broken frontmatter; sessions present in more than one\n" +
+		Description: "Reports, with file and line: broken frontmatter; unreadable session files; sessions in more than one\n" +
 			"state (after a git merge) or under two names (a move interrupted by a crash);\n" +
 			"temporary files of interrupted writes; symlinks and stray files that are never listed;\n" +
 			"leases of owners whose process is dead.\n" +

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -357,26 +356,13 @@ func TestGitHelperPickup(t *testing.T) {
 	os.Exit(Main(OSEnv(), append([]string{"pickup"}, args...)))
 }
 
-// requireWired skips the process tests until commit mode, log and sync are
-// wired into the command line and the board.
+// requireWired skips the process tests in -short mode and without git.
 func requireWired(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs many pickup and git processes")
 	}
 	needGit(t)
-	app := (&run{env: &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" },
-		Getwd: func() (string, error) { return "/", nil }, Hostname: os.Hostname}}).app()
-	hasFlag := false
-	for _, f := range app.Flags {
-		if slices.Contains(f.Names(), "commit") {
-			hasFlag = true
-		}
-	}
-	_, hook := reflect.TypeOf(sessions.Board{}).FieldByName("OnEvent")
-	if !hasFlag || !hook || findCommand(app.Commands, "sync") == nil || findCommand(app.Commands, "log") == nil {
-		t.Skip("commit mode, pickup log and pickup sync are not wired in yet (--commit, Board.OnEvent, commands.go)")
-	}
 }
 
 type pickupProc struct {
