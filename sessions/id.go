@@ -26,6 +26,18 @@ func ValidateName(kind, s string) error {
 	if len(s) > maxNameLen {
 		return fmt.Errorf("%w: %s is %d characters long, at most %d are allowed", ErrInvalidID, kind, len(s), maxNameLen)
 	}
+	if !validName(s) {
+		return fmt.Errorf("%w: %s %q: use 1 to %d characters from A-Z a-z 0-9 . _ - starting with a letter or digit", ErrInvalidID, kind, s, maxNameLen)
+	}
+	return nil
+}
+
+// validName is ValidateName's rule, without the message: for directory
+// entries, which are checked by the thousand.
+func validName[T string | []byte](s T) bool {
+	if len(s) == 0 || len(s) > maxNameLen {
+		return false
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
@@ -33,10 +45,10 @@ func ValidateName(kind, s string) error {
 			ok = ok || c == '.' || c == '_' || c == '-'
 		}
 		if !ok {
-			return fmt.Errorf("%w: %s %q: use 1 to %d characters from A-Z a-z 0-9 . _ - starting with a letter or digit", ErrInvalidID, kind, s, maxNameLen)
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 // ValidateID reports whether id is a valid session id.
