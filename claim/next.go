@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/pickup-dev/pickup/sessions"
@@ -73,12 +72,9 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
 		}
 		if q.pending.empty() {
-			list, nblocked, err := q.candidates()
+			list, nblocked, err := q.candidates(func(id string) bool { return conflicts[id] })
 			if err != nil {
 				return sessions.Session{}, &Error{Op: "next", Err: err}
-			}
-			if len(conflicts) > 0 {
-				list = slices.DeleteFunc(list, func(s sessions.Session) bool { return conflicts[s.ID] })
 			}
 			q.pending, q.listed, blocked = newOrdered(list), time.Now(), nblocked
 			if len(list) == 0 {

@@ -21,8 +21,13 @@ import (
 // fields: name, inode, mtime (ns), size, priority, created_at (Unix
 // "seconds.nanoseconds": a count of nanoseconds only covers 1678 to 2262),
 // attempts, title, tags, depends_on, problem. Text fields escape backslash,
-// tab and newline; lists are joined with \x1f.
-const cacheHeader = "pickup-cache 3"
+// tab and newline; lists are joined with \x1f. Lines are in board order
+// (Compare), so that next can take the first present entries without
+// decoding the rest (see Peek).
+const cacheHeader = "pickup-cache 4"
+
+// cacheFields is the number of tab-separated fields of an entry line.
+const cacheFields = 11
 
 func (b *Board) cachePath(key string) string {
 	return filepath.Join(b.RuntimeDir(), "cache", key)
@@ -65,33 +70,42 @@ func (b *Board) loadCache(key string) *cacheIndex {
 	}
 	n := strings.Count(rest, "\n")
 	c := &cacheIndex{entries: make([]Session, 0, n), byName: make(map[string]int32, n)}
-	var fields [11]string
 	for len(rest) > 0 {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
-		if !splitFields(line, fields[:]) {
+		name, s, ok := parseCacheLine(line)
+		if !ok {
 			continue
 		}
-		var s Session
-		var err1, err2, err3, err4, err5, err6 error
-		s.ino, err1 = strconv.ParseUint(fields[1], 10, 64)
-		s.mtime, err2 = strconv.ParseInt(fields[2], 10, 64)
-		s.size, err3 = strconv.ParseInt(fields[3], 10, 64)
-		prio, err4 := strconv.Atoi(fields[4])
-		s.CreatedAt, err5 = parseUnix(fields[5])
-		s.Attempts, err6 = strconv.Atoi(fields[6])
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || err6 != nil || prio < int(High) || prio > int(Low) {
-			continue
-		}
-		s.Priority = Priority(prio)
-		s.Title = unescape(fields[7])
-		s.Tags = splitList(fields[8])
-		s.DependsOn = splitList(fields[9])
-		s.Problem = unescape(fields[10])
-		c.byName[fields[0]] = int32(len(c.entries))
+		c.byName[name] = int32(len(c.entries))
 		c.entries = append(c.entries, s)
 	}
 	return c
+}
+
+// parseCacheLine decodes one entry line of the cache, which names a file
+// by its base name.
+func parseCacheLine(line string) (name string, s Session, ok bool) {
+	var fields [cacheFields]string
+	if !splitFields(line, fields[:]) {
+		return "", s, false
+	}
+	var err1, err2, err3, err4, err5, err6 error
+	s.ino, err1 = strconv.ParseUint(fields[1], 10, 64)
+	s.mtime, err2 = strconv.ParseInt(fields[2], 10, 64)
+	s.size, err3 = strconv.ParseInt(fields[3], 10, 64)
+	prio, err4 := strconv.Atoi(fields[4])
+	s.CreatedAt, err5 = parseUnix(fields[5])
+	s.Attempts, err6 = strconv.Atoi(fields[6])
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || err6 != nil || prio < int(High) || prio > int(Low) {
+		return "", s, false
+	}
+	s.Priority = Priority(prio)
+	s.Title = unescape(fields[7])
+	s.Tags = splitList(fields[8])
+	s.DependsOn = splitList(fields[9])
+	s.Problem = unescape(fields[10])
+	return fields[0], s, true
 }
 
 // formatUnix writes a time as "seconds.nanoseconds" since the Unix epoch:
@@ -117,8 +131,10 @@ func parseUnix(s string) (time.Time, error) {
 	return time.Unix(a, b).UTC(), nil
 }
 
-// saveCache writes the cache for key; failures only cost speed later.
+// saveCache writes the cache for key; failures only cost speed later. It
+// sorts list in board order.
 func (b *Board) saveCache(key string, list []Session) {
+	Sort(list)
 	var buf bytes.Buffer
 	buf.Grow(len(list)*96 + len(cacheHeader) + 1)
 	buf.WriteString(cacheHeader)

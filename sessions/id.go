@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -90,4 +91,10 @@ func idCandidate(t time.Time, n int) string {
 		return base
 	}
 	return fmt.Sprintf("%s-%d", base, n+1)
+}
+
+// isSessionName is IsSessionName for a directory entry's name.
+func isSessionName(name []byte) bool {
+	id, ok := bytes.CutSuffix(name, []byte(".md"))
+	return ok && validName(id)
 }

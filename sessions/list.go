@@ -79,7 +79,7 @@ func (b *Board) ListOwner(owner string) ([]Session, error) {
 // "<valid id>.md". Dotfiles (including temporary files) never are.
 func IsSessionName(name string) (id string, ok bool) {
 	id, ok = strings.CutSuffix(name, ".md")
-	if !ok || ValidateID(id) != nil {
+	if !ok || !validName(id) {
 		return "", false
 	}
 	return id, true

@@ -29,3 +29,12 @@ func ReadDirIno(dir string) ([]DirEntry, error) {
 	}
 	return out, nil
 }
+
+// ScanDir calls fn for each entry of dir, as ReadDirIno lists them.
+func ScanDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) error {
+	entries, err := ReadDirIno(dir)
+	for _, e := range entries {
+		fn([]byte(e.Name), e.Ino, e.Type)
+	}
+	return err
+}
