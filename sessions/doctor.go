@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -31,8 +32,12 @@ type Finding struct {
 // younger ones may belong to a write in progress.
 const tempFileAge = time.Minute
 
-var tempName = regexp.MustCompile(`^\..+\.md[0-9]+$`)
-var lineRef = regexp.MustCompile(`^line (\d+): `)
+// Compiled on first use, not at start-up: every pickup process would pay
+// for them, and only doctor uses them.
+var (
+	tempName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..+\.md[0-9]+$`) })
+	lineRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
+)
 
 type copyOf struct {
 	place Place
@@ -62,7 +67,7 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 				continue
 			}
 			switch {
-			case tempName.MatchString(e.Name):
+			case tempName().MatchString(e.Name):
 				f := Finding{Kind: "tempfile", Path: path, Message: "temporary file left by an interrupted write (never listed)"}
 				if repair && time.Since(info.ModTime()) > tempFileAge && os.Remove(path) == nil {
 					f.Fix = "removed"
@@ -111,7 +116,7 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 				// One finding per problem, each with its own line.
 				for _, problem := range strings.Split(s.Problem, "\n") {
 					f := Finding{Kind: "frontmatter", ID: id, Path: path, Message: problem}
-					if m := lineRef.FindStringSubmatch(problem); m != nil {
+					if m := lineRef().FindStringSubmatch(problem); m != nil {
 						f.Line, _ = strconv.Atoi(m[1])
 						f.Message = strings.TrimPrefix(problem, m[0])
 					}

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -274,7 +275,10 @@ func (r *Repo) lockAge(path string) (time.Duration, bool) {
 	return max(r.now().Sub(info.ModTime()), 0), true
 }
 
-var lockFileMsg = regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
+// lockFileMsg is compiled on first use: most pickup processes never run git.
+var lockFileMsg = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
+})
 
 // RunLocked runs a git command that takes the index lock (add, commit,
 // reset, ...). If another git holds index.lock, or the command fails
@@ -303,7 +307,7 @@ func (r *Repo) RunLocked(ctx context.Context, args ...string) (string, error) {
 			if err == nil || !errors.As(err, &ge) {
 				return out, err
 			}
-			m := lockFileMsg.FindStringSubmatch(ge.Stderr)
+			m := lockFileMsg().FindStringSubmatch(ge.Stderr)
 			if m == nil {
 				return out, err
 			}
