@@ -199,7 +199,7 @@ func TestWriteGitFiles(t *testing.T) {
 		t.Error(".gitattributes does not make the event log merge by union")
 	}
 	// The ignore pattern matches the temporary files doctor knows.
-	if !tempName.MatchString(".2026-11-22_09-15-03.md123456") {
+	if !tempName().MatchString(".2026-11-22_09-15-03.md123456") {
 		t.Error("temp file name pattern changed; update GitignoreContent")
 	}
 }
