@@ -83,6 +83,7 @@ var measurements = []measurement{
 type env struct {
 	root               string // boards are made under it
 	bin                string // the pickup binary
+	goFloor            string // an empty Go program, or ""
 	workers            int
 	drainN             int
 	plainN             int
@@ -121,6 +122,7 @@ func main() {
 	}
 	e := &env{}
 	flag.StringVar(&e.bin, "bin", "", "the pickup binary to time (required; scripts/bench builds it)")
+	flag.StringVar(&e.goFloor, "go-floor", "", "an empty Go program (internal/benchtool/gofloor), timed as the floor of any Go process (scripts/bench builds it)")
 	flag.StringVar(&e.root, "dir", "", "directory to build boards in (default: a new temporary directory, removed afterwards); its filesystem decides what fsync costs")
 	only := flag.String("only", "", "comma-separated measurements to run (default: all): "+names())
 	flag.IntVar(&e.workers, "workers", 8, "claiming goroutines in the drains")
@@ -389,24 +391,27 @@ func drainPlain(e *env) (Row, error) {
 // --- 2. pickup next as a process -------------------------------------------
 
 // execFloor times what any process costs here, as the floor under the
-// `pickup next` figures: fork+exec+wait of /bin/true, and of this driver
-// re-run so that it exits as soon as main starts: the Go runtime and the
-// init of every package pickup links, doing nothing.
+// `pickup next` figures: fork+exec+wait of /bin/true; of an empty Go
+// program (the Go runtime's own start-up); and of this driver re-run so
+// that it exits as soon as main starts: the Go runtime and the init of every
+// package pickup links, doing nothing.
 func execFloor(e *env) (Row, error) {
-	row := Row{What: fmt.Sprintf("process floor, %d trials each: /bin/true; a Go binary linking pickup's packages, exiting in main", e.trials), Result: "INFO"}
+	row := Row{What: fmt.Sprintf("process floor, %d trials each: /bin/true; an empty Go program; a Go binary linking pickup's packages, exiting in main", e.trials), Result: "INFO"}
 	self, err := os.Executable()
 	if err != nil {
 		return row, err
 	}
+	series := []func() *exec.Cmd{func() *exec.Cmd { return exec.Command("/bin/true") }}
+	if e.goFloor != "" {
+		series = append(series, func() *exec.Cmd { return exec.Command(e.goFloor) })
+	}
+	series = append(series, func() *exec.Cmd {
+		c := exec.Command(self)
+		c.Env = append(os.Environ(), noopEnv+"=1")
+		return c
+	})
 	var figs []string
-	for _, mk := range []func() *exec.Cmd{
-		func() *exec.Cmd { return exec.Command("/bin/true") },
-		func() *exec.Cmd {
-			c := exec.Command(self)
-			c.Env = append(os.Environ(), noopEnv+"=1")
-			return c
-		},
-	} {
+	for _, mk := range series {
 		walls := make([]time.Duration, 0, e.trials)
 		cpus := make([]time.Duration, 0, e.trials)
 		for i := 0; i < e.trials+3; i++ {
