@@ -7,6 +7,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/benchtool/benchkit"
@@ -18,6 +21,7 @@ func init() {
 		measurement{"lock-process-nosync", func(e *env) (Row, error) { return lockProcess(e, true) }},
 		measurement{"heartbeat-process", func(e *env) (Row, error) { return heartbeatProcess(e, false) }},
 		measurement{"heartbeat-process-nosync", func(e *env) (Row, error) { return heartbeatProcess(e, true) }},
+		measurement{"hook-throttled", hookThrottled},
 	)
 }
 
@@ -91,6 +95,46 @@ func heartbeatProcess(e *env, noSync bool) (Row, error) {
 			return row, err
 		}
 		if i >= 3 {
+			walls, cpus = append(walls, r.wall), append(cpus, r.cpu)
+		}
+	}
+	row.Figure = spread(walls, cpus)
+	row.Result = passIf(percentile(walls, 0.5) <= limit)
+	return row, nil
+}
+
+// hookThrottled times `pickup hook post-tool-use` as a process when its
+// heartbeat is throttled (the lease was renewed less than a minute ago):
+// what Claude Code runs after nearly every tool use. The hook input comes
+// from a file, as Claude Code's pipe would give it. The target is on the
+// median.
+func hookThrottled(e *env) (Row, error) {
+	const limit = 5 * time.Millisecond
+	row := Row{What: fmt.Sprintf("pickup hook post-tool-use, throttled (lease renewed < 1 min ago), %d trials", e.trials), Target: "median <= " + ms(limit)}
+	b, err := benchkit.NewBoard(e.dir("hook"))
+	if err != nil {
+		return row, err
+	}
+	defer e.remove(b.Dir)
+	input := filepath.Join(b.Dir, "hook-input.json")
+	json := fmt.Sprintf(`{"session_id":"bench-hook","hook_event_name":"PostToolUse","cwd":%q,"tool_name":"Bash"}`, b.Dir)
+	if err := os.WriteFile(input, []byte(json), 0o644); err != nil {
+		return row, err
+	}
+	var walls, cpus []time.Duration
+	for i := 0; i < e.trials+3; i++ {
+		f, err := os.Open(input)
+		if err != nil {
+			return row, err
+		}
+		cmd := exec.Command(e.bin, "--dir", b.Dir, "hook", "post-tool-use")
+		cmd.Stdin = f // an *os.File: no copying goroutine
+		r, err := runCmd(e, cmd)
+		f.Close()
+		if err != nil {
+			return row, err
+		}
+		if i >= 3 { // the first one renews the lease, the rest are throttled
 			walls, cpus = append(walls, r.wall), append(cpus, r.cpu)
 		}
 	}
