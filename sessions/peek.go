@@ -52,6 +52,11 @@ func (b *Board) Peek(st State, n int) (first []Session, more int, ok bool) {
 	if err != nil || present.unknown > 0 || present.overflow {
 		return nil, 0, false
 	}
+	if present.max > present.len+present.len/2+16 {
+		// Mostly lines of sessions gone since: let the listing rewrite
+		// the cache (by scan's rule) rather than skip them on every call.
+		return nil, 0, false
+	}
 	if present.len == 0 {
 		return nil, 0, true
 	}

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,5 +237,30 @@ func TestNameSetFull(t *testing.T) {
 	}
 	if s.take([]byte("a.md"), 2) || s.take([]byte("c.md"), 3) {
 		t.Error("take found a pair that was never added")
+	}
+}
+
+func TestPeekDefersToAListingWhenMostLinesAreStale(t *testing.T) {
+	b := cacheTestBoard(t)
+	var paths []string
+	for i := range 40 {
+		paths = append(paths, cachePut(t, b, fmt.Sprintf("todo/2026-01-01_00-00-%02d.md", i), cacheSession("low", "s")))
+	}
+	if _, err := b.ListState(Todo, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths[:30] {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, ok := b.Peek(Todo, 3); ok {
+		t.Fatal("Peek answered from a cache of 40 lines for 10 files")
+	}
+	if _, err := b.ScanState(Todo); err != nil {
+		t.Fatal(err)
+	}
+	if first, more, ok := b.Peek(Todo, 3); !ok || len(first) != 3 || more != 7 {
+		t.Errorf("after the listing compacted the cache: Peek = %d, %d, %v; want 3, 7, true", len(first), more, ok)
 	}
 }
