@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -165,8 +164,6 @@ func yamlPart(head []byte) []byte {
 	return rest[:end+1]
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
 // ParseMeta reads the frontmatter at the start of r and nothing more. A
 // file without frontmatter has default metadata (its title is its first
 // "# heading" line). A non-nil error means the frontmatter is broken; it
@@ -207,11 +204,8 @@ func yamlError(body []byte, err error) error {
 		}
 		msg = strings.Join(lines, "\n")
 	}
-	if yamlLine.MatchString(msg) {
-		return errors.New(yamlLine.ReplaceAllStringFunc(msg, func(s string) string {
-			n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
-			return "line " + strconv.Itoa(n+1)
-		}))
+	if msg, ok := renumberLines(msg); ok {
+		return errors.New(msg)
 	}
 	lines := bytes.SplitAfter(body, []byte("\n"))
 	end := 0
@@ -223,6 +217,22 @@ func yamlError(body []byte, err error) error {
 		}
 	}
 	return fmt.Errorf("line 2: %s", msg)
+}
+
+// renumberLines adds one to the number in every "line N" of msg, and
+// reports whether there was one. (A regexp would do, but compiling it costs
+// every pickup process start-up time, and it is rarely needed.)
+func renumberLines(msg string) (string, bool) {
+	parts := strings.Split(msg, "line ") // "line " cannot overlap itself
+	found := false
+	for i := 1; i < len(parts); i++ {
+		if digits := len(parts[i]) - len(strings.TrimLeft(parts[i], "0123456789")); digits > 0 {
+			n, _ := strconv.Atoi(parts[i][:digits])
+			parts[i] = strconv.Itoa(n+1) + parts[i][digits:]
+			found = true
+		}
+	}
+	return strings.Join(parts, "line "), found
 }
 
 func hasControl(b []byte) bool {
