@@ -110,7 +110,7 @@ type rawMeta struct {
 // included, and nothing after it. It returns errNoFrontmatter (with the first
 // line, for a title) when the file does not start with "---".
 func readHead(r io.Reader) (head []byte, firstLine string, err error) {
-	br := bufio.NewReaderSize(r, 4096)
+	br := bufio.NewReaderSize(r, headBufSize)
 	var buf bytes.Buffer
 	lineNo := 0
 	for {
@@ -125,7 +125,7 @@ func readHead(r io.Reader) (head []byte, firstLine string, err error) {
 		}
 		if len(line) == 0 && err == io.EOF && lineNo > 0 {
 			// The file ends with a newline: its last line was lineNo.
-			return nil, "", fmt.Errorf("line %d: frontmatter opened on line 1 is never closed: add a line \"---\" after it", lineNo)
+			return nil, "", neverClosed(lineNo)
 		}
 		buf.Write(line)
 		lineNo++
@@ -143,7 +143,7 @@ func readHead(r io.Reader) (head []byte, firstLine string, err error) {
 			return buf.Bytes(), "", nil
 		}
 		if err == io.EOF {
-			return nil, "", fmt.Errorf("line %d: frontmatter opened on line 1 is never closed: add a line \"---\" after it", lineNo)
+			return nil, "", neverClosed(lineNo)
 		}
 		if err != nil {
 			return nil, "", err
@@ -152,6 +152,12 @@ func readHead(r io.Reader) (head []byte, firstLine string, err error) {
 			return nil, "", fmt.Errorf("line %d: frontmatter is longer than %d bytes or never closed: end it with a line \"---\"", lineNo, MaxFrontmatter)
 		}
 	}
+}
+
+// neverClosed is the error for frontmatter that ends at the end of the file
+// on line lineNo.
+func neverClosed(lineNo int) error {
+	return fmt.Errorf("line %d: frontmatter opened on line 1 is never closed: add a line \"---\" after it", lineNo)
 }
 
 // yamlPart returns the YAML between the delimiter lines of head.
@@ -169,8 +175,31 @@ func yamlPart(head []byte) []byte {
 // "# heading" line). A non-nil error means the frontmatter is broken; it
 // names the line in the file, and m then holds the defaults.
 func ParseMeta(r io.Reader) (m Meta, err error) {
+	buf := make([]byte, headBufSize)
+	n, rerr := r.Read(buf)
+	head, first, err, ok := scanHead(buf[:n], rerr == io.EOF)
+	if !ok {
+		head, first, err = readHead(io.MultiReader(bytes.NewReader(buf[:n]), restAfter(r, rerr)))
+	}
+	return metaOf(head, first, err)
+}
+
+// headBufSize is what a first read takes to find the frontmatter: a typical
+// session file whole, and no more than readHead's buffer, which is what
+// lets scanHead stand in for readHead.
+const headBufSize = 4096
+
+// restAfter is what is left to read of r after a read that returned err.
+func restAfter(r io.Reader, err error) io.Reader {
+	if err != nil {
+		return errReader{err}
+	}
+	return r
+}
+
+// metaOf is ParseMeta's result for what readHead returned.
+func metaOf(head []byte, first string, err error) (m Meta, _ error) {
 	m.Priority = Medium
-	head, first, err := readHead(r)
 	if err == errNoFrontmatter {
 		if t, ok := strings.CutPrefix(first, "# "); ok {
 			m.Title = strings.TrimSpace(t)
@@ -180,12 +209,65 @@ func ParseMeta(r io.Reader) (m Meta, err error) {
 	if err != nil {
 		return m, err
 	}
-	var raw rawMeta
 	body := yamlPart(head)
-	if err := yaml.Unmarshal(body, &raw); err != nil {
-		return Meta{Priority: Medium}, yamlError(body, err)
+	raw, ok := fastMeta(body)
+	if !ok {
+		// Not raw itself: what yaml.Unmarshal is given escapes to the
+		// heap, and the fast path would pay for that on every file.
+		var slow rawMeta
+		if err := yaml.Unmarshal(body, &slow); err != nil {
+			return Meta{Priority: Medium}, yamlError(body, err)
+		}
+		raw = slow
 	}
 	return raw.meta(head)
+}
+
+// errReader fails every read with err: what is left of a reader after a
+// read that failed.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// scanHead is readHead of a stream that starts with data (and ends there if
+// eof), for data of at most headBufSize bytes: within that, readHead's
+// 4 KiB buffer never overflows and its 64 KiB limit never applies, so it
+// is a plain scan of lines. ok is false when the answer lies beyond data.
+func scanHead(data []byte, eof bool) (head []byte, firstLine string, err error, ok bool) {
+	if len(data) > headBufSize {
+		return nil, "", nil, false
+	}
+	lineNo := 0
+	for pos := 0; ; {
+		line := data[pos:]
+		i := bytes.IndexByte(line, '\n')
+		if i >= 0 {
+			line = line[:i+1]
+		} else if !eof || len(line) == headBufSize {
+			// More to read, or a last line that fills readHead's buffer
+			// (which then reads it as an overlong line).
+			return nil, "", nil, false
+		} else if len(line) == 0 && lineNo > 0 {
+			return nil, "", neverClosed(lineNo), true
+		}
+		pos += len(line)
+		lineNo++
+		text := line
+		if lineNo == 1 {
+			text = bytes.TrimPrefix(text, []byte("\ufeff"))
+		}
+		text = bytes.TrimRight(text, " \t\r\n")
+		if lineNo == 1 {
+			if string(text) != "---" {
+				return nil, string(text), errNoFrontmatter, true
+			}
+		} else if string(text) == "---" || string(text) == "..." {
+			return data[:pos], "", nil, true
+		}
+		if i < 0 {
+			return nil, "", neverClosed(lineNo), true
+		}
+	}
 }
 
 // yamlError turns a YAML error into one that names the line in the file.
