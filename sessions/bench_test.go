@@ -2,6 +2,7 @@ package sessions_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -60,6 +61,36 @@ func BenchmarkParseMeta(b *testing.B) {
 		}
 		if m.Title == "" {
 			b.Fatal("no title parsed")
+		}
+	}
+	b.ReportMetric(float64(benchkit.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkListTodo10kCold lists todo/ of a board of 10,000 sessions with
+// no listing cache: what the first `pickup list` of a board pays, per file
+// an open, an fstat, a read, a close and a frontmatter parse.
+func BenchmarkListTodo10kCold(b *testing.B) {
+	const n = 10000
+	board, err := benchkit.NewBoard(filepath.Join(b.TempDir(), "board"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := benchkit.Fill(board, sessions.Todo, "", 0, n); err != nil {
+		b.Fatal(err)
+	}
+	cache := filepath.Join(board.RuntimeDir(), "cache")
+	b.ReportAllocs()
+	cpu := benchkit.CPUTime()
+	for b.Loop() {
+		if err := os.RemoveAll(cache); err != nil {
+			b.Fatal(err)
+		}
+		list, err := board.ListState(sessions.Todo, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(list) != n {
+			b.Fatalf("listed %d sessions, want %d", len(list), n)
 		}
 	}
 	b.ReportMetric(float64(benchkit.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
