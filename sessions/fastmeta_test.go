@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -365,6 +366,50 @@ func TestRenumberLines(t *testing.T) {
 		if ok != (want != "") || ok && got != want {
 			t.Errorf("renumberLines(%q) = %q, %v; want %q", in, got, ok, want)
 		}
+	}
+}
+
+// TestFastMetaRandomFrontmatter builds frontmatter from pieces of YAML
+// that are near the edge of what fastMeta takes, which byte-level fuzzing
+// rarely puts together, and checks each against yaml.
+func TestFastMetaRandomFrontmatter(t *testing.T) {
+	keys := []string{"title", "priority", "created_at", "tags", "depends_on", "attempts", "owner", "x-y", "Title", "- a", "#", ""}
+	seps := []string{": ", ":", ":  ", ":\t", " : ", ": \t"}
+	values := []string{"a", "high", "LOW", "2026-01-02T03:04:05Z", "2026-01-02", "3", "03", "0", "-1", "~", "null", "NULL", "",
+		"a b", "a:b", "a: b", "a:", "a #c", "a#b", "a\t#c", "a ", "'a'", "'it''s'", "'a' #c", "'a'#c", "\"a\"", "\"a\\nb\"", "'a",
+		"[]", "[a, b]", "[ 'a', \"b\" ]", "[a,]", "[a b]", "[a, [b]]", "[a]x", "{a: b}", "&x a", "*x", "!!str a", "|", ">-", "- a",
+		"é", "a, b,", ",", "[~, null]", "yes", "1.5", "0x1F", "<<", "`a`", "@a", "%a", "?a", ":a", "-a"}
+	lines := []string{"", "  ", "# c", "  # c", "\t", "\t# c", " \t", "- a", "  - a", "  - 'b'", "    - c", "  - a: b", "  -", "  - ~", "- [a]",
+		"  - \ta", "  -\ta", "  x", "...", "---"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(list []string) string { return list[rng.IntN(len(list))] }
+	fast := 0
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(5) {
+			if rng.IntN(3) == 0 {
+				b.WriteString(pick(lines) + "\n")
+				continue
+			}
+			value := pick(values)
+			if rng.IntN(3) == 0 {
+				value = "" // then perhaps a block list
+			}
+			b.WriteString(pick(keys) + pick(seps) + value + "\n")
+			for rng.IntN(2) == 0 {
+				b.WriteString(pick(lines) + "\n")
+			}
+		}
+		body := b.String()
+		if rng.IntN(4) == 0 {
+			body = strings.ReplaceAll(body, "\n", "\r\n")
+		}
+		if checkSameAsYAML(t, []byte("---\n"+body+"---\n")) {
+			fast++
+		}
+	}
+	if fast < 1000 {
+		t.Errorf("fastMeta took %d of 20000 frontmatters: the test no longer tests it", fast)
 	}
 }
 
