@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -93,7 +94,9 @@ func (r *run) listCommand() *ucli.Command {
 		Usage:     "list sessions by state, in the order next takes them",
 		UsageText: "pickup list [--state S]... [--json]",
 		Description: "States are todo, doing and done (default: all). A session whose frontmatter cannot be\n" +
-			"read is marked with ! and still listed; `pickup doctor` says what is wrong.\n\n" +
+			"read is marked with ! and still listed; `pickup doctor` says what is wrong. A todo session\n" +
+			"whose depends_on are not all done says what it waits on (next skips it): \"(waits on ID)\"\n" +
+			"after its title, \"waits_on\": [ids] in --json.\n\n" +
 			"Examples:\n   pickup list\n   pickup list --state todo --json",
 		Flags: []ucli.Flag{
 			&ucli.StringSliceFlag{Name: "state", Aliases: []string{"s"}, Usage: "todo, doing or done (repeat for more)"},
@@ -118,22 +121,51 @@ func (r *run) listCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			waits := waitingOn(b, list)
 			if r.json {
-				return printJSONList(r.env.Stdout, list)
+				return printJSONList(r.env.Stdout, list, waits)
 			}
-			return printTable(r.env.Stdout, list)
+			return printTable(r.env.Stdout, list, waits)
 		},
 	}
 }
 
-func printTable(w io.Writer, list []sessions.Session) error {
+// waitingOn returns, for each session in todo/ whose depends_on are not
+// all done, those not done yet (by index in list): next skips these
+// sessions, and list says why. Each dependency is looked up once.
+func waitingOn(b *sessions.Board, list []sessions.Session) map[int][]string {
+	var waits map[int][]string
+	done := map[string]bool{}
+	for i, s := range list {
+		if s.State != sessions.Todo {
+			continue
+		}
+		for _, dep := range s.DependsOn {
+			d, ok := done[dep]
+			if !ok {
+				info, err := os.Lstat(b.Path(sessions.Done, "", dep))
+				d = err == nil && info.Mode().IsRegular()
+				done[dep] = d
+			}
+			if !d {
+				if waits == nil {
+					waits = map[int][]string{}
+				}
+				waits[i] = append(waits[i], dep)
+			}
+		}
+	}
+	return waits
+}
+
+func printTable(w io.Writer, list []sessions.Session, waits map[int][]string) error {
 	// tabwriter writes cell by cell: buffer, or 100,000 sessions cost a
 	// million write(2) calls.
 	bw := bufio.NewWriterSize(w, 64<<10)
 	defer bw.Flush()
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATE\tOWNER\tPRIORITY\tID\tTITLE")
-	for _, s := range list {
+	for i, s := range list {
 		mark := ""
 		if s.Problem != "" {
 			mark = "! "
@@ -142,7 +174,11 @@ func printTable(w io.Writer, list []sessions.Session) error {
 		if owner == "" {
 			owner = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\n", s.State, owner, s.Priority, mark, s.ID, sanitize(s.Title))
+		title := sanitize(s.Title)
+		if deps := waits[i]; len(deps) > 0 {
+			title += " (waits on " + sanitize(strings.Join(deps, ", ")) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\n", s.State, owner, s.Priority, mark, s.ID, title)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -152,7 +188,9 @@ func printTable(w io.Writer, list []sessions.Session) error {
 
 // printJSONList streams a JSON array one session at a time, so a board of
 // 100,000 sessions is never held twice in memory.
-func printJSONList(w io.Writer, list []sessions.Session) error {
+// A session of todo/ that waits on unfinished dependencies gets one more
+// key, "waits_on": the ids not done yet.
+func printJSONList(w io.Writer, list []sessions.Session, waits map[int][]string) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteByte('[')
 	for i, s := range list {
@@ -162,6 +200,14 @@ func printJSONList(w io.Writer, list []sessions.Session) error {
 		data, err := s.MarshalJSON()
 		if err != nil {
 			return err
+		}
+		if deps := waits[i]; len(deps) > 0 {
+			extra, err := json.Marshal(deps)
+			if err != nil {
+				return err
+			}
+			// data is one JSON object: add the key before its closing brace.
+			data = append(append(append(data[:len(data)-1:len(data)-1], `,"waits_on":`...), extra...), '}')
 		}
 		bw.Write(data)
 	}
