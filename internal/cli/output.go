@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -53,9 +54,35 @@ func escapeControls(s string, keepLines bool) string {
 }
 
 func (r *run) printJSON(v any) error {
-	enc := json.NewEncoder(r.env.Stdout)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := r.env.Stdout.Write(escapeC1(buf.Bytes()))
+	return err
+}
+
+// escapeC1 rewrites the C1 control characters (U+0080 to U+009F) of encoded
+// JSON as \u escapes. encoding/json leaves them raw, and some terminals act
+// on them (U+009B starts an escape sequence) when JSON output is shown
+// there. In JSON their UTF-8 bytes (C2 80 to C2 9F) can only be inside a
+// string, where the escape means the same character.
+func escapeC1(data []byte) []byte {
+	if !bytes.Contains(data, []byte{0xc2}) {
+		return data
+	}
+	out := make([]byte, 0, len(data)+16)
+	for i := 0; i < len(data); i++ {
+		if data[i] == 0xc2 && i+1 < len(data) && data[i+1] >= 0x80 && data[i+1] < 0xa0 {
+			out = fmt.Appendf(out, `\u%04x`, data[i+1])
+			i++
+			continue
+		}
+		out = append(out, data[i])
+	}
+	return out
 }
 
 // describe is the one-line human description of a session.

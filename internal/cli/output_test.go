@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -93,5 +94,34 @@ func TestEscapeControlsEveryByte(t *testing.T) {
 				t.Errorf("escapeControls(%q, %v) = %q: nothing escaped", in, keep, got)
 			}
 		}
+	}
+}
+
+func TestEscapeC1(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want string
+	}{
+		{name: "plain", in: "title", want: `"title"`},
+		{name: "CSI", in: "a\u009b31mred", want: `"a\u009b31mred"`},
+		{name: "every C1 bound", in: "\u0080\u009f\u00a0é", want: `"\u0080\u009f` + "\u00a0é\""},
+		{name: "C0 is encoding/json's", in: "a\x1bb", want: `"a\u001bb"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			r := &run{env: &Env{Stdout: &out}}
+			if err := r.printJSON(tt.in); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSuffix(out.String(), "\n"); got != tt.want {
+				t.Errorf("printJSON(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+			var back string
+			if err := json.Unmarshal([]byte(out.String()), &back); err != nil || back != tt.in {
+				t.Errorf("decoding %s = %q, %v; want %q", out.String(), back, err, tt.in)
+			}
+		})
 	}
 }

@@ -209,7 +209,7 @@ func printJSONList(w io.Writer, list []sessions.Session, waits map[int][]string)
 			// data is one JSON object: add the key before its closing brace.
 			data = append(append(append(data[:len(data)-1:len(data)-1], `,"waits_on":`...), extra...), '}')
 		}
-		bw.Write(data)
+		bw.Write(escapeC1(data))
 	}
 	bw.WriteString("]\n")
 	return bw.Flush()
