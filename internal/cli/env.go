@@ -22,6 +22,11 @@ type Env struct {
 	// StdoutIsTerminal reports whether stdout is a terminal, in which case
 	// control bytes in titles and bodies are escaped.
 	StdoutIsTerminal bool
+	// InForeground reports whether this process's group is the foreground
+	// group of its controlling terminal. A Ctrl-C there reaches every
+	// process of the group, the commands pickup started included, so
+	// pickup must not forward it a second time. Nil means no terminal.
+	InForeground func() bool
 }
 
 // OSEnv returns the environment of the running process.
@@ -30,7 +35,19 @@ func OSEnv() *Env {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Getenv: os.Getenv, Getwd: os.Getwd, Hostname: os.Hostname, Now: time.Now,
 		StdoutIsTerminal: isTerminal(os.Stdout),
+		InForeground:     inForeground,
 	}
+}
+
+func inForeground() bool {
+	// O_NOCTTY: looking must never make /dev/tty this process's terminal.
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer unix.Close(fd)
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
 }
 
 func isTerminal(f *os.File) bool {

@@ -271,6 +271,7 @@ func TestLockProcesses(t *testing.T) {
 	t.Run("KilledHolder", func(t *testing.T) { testLockKilledHolder(t, bin) })
 	t.Run("Supersede", func(t *testing.T) { testLockSupersede(t, bin) })
 	t.Run("RunSignals", func(t *testing.T) { testLockRunSignals(t, bin) })
+	t.Run("RunCtrlC", func(t *testing.T) { testLockRunCtrlC(t, bin) })
 	t.Run("RunLost", func(t *testing.T) { testLockRunLost(t, bin) })
 }
 

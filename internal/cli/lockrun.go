@@ -33,7 +33,8 @@ func (r *run) lockRunCommand() *ucli.Command {
 			"code (128+N if CMD was killed by signal N). The lock is held by this pickup process, so\n" +
 			"if pickup is killed, even by SIGKILL, the lock is free at once (and on Linux CMD is\n" +
 			"killed with it). SIGINT and SIGTERM are forwarded to CMD, which gets --grace to exit\n" +
-			"before it is killed; a second signal kills it at once. If the lock is taken away while\n" +
+			"before it is killed; a second signal kills it at once. (Ctrl-C in the terminal reaches\n" +
+			"CMD directly and is not forwarded again.) If the lock is taken away while\n" +
 			"CMD runs (released by force), CMD is stopped the same way and pickup exits 6.\n" +
 			"--supersede: if an older `pickup lock run` of KEY is running, stop it (SIGTERM, then\n" +
 			"SIGKILL after --grace), wait for it to exit, and take the lock: the newest run wins. A\n" +
@@ -284,9 +285,16 @@ func (lr *lockRunner) run(info claim.LockInfo, argv []string, sigs <-chan os.Sig
 			return
 		}
 		stopping = true
+		kill = time.After(lr.grace)
+		if s == os.Interrupt && r.env.InForeground != nil && r.env.InForeground() {
+			// Ctrl-C in the terminal: the command is in pickup's process
+			// group and got this SIGINT from the terminal already. A
+			// second one would tell many programs to quit at once.
+			fmt.Fprintf(r.env.Stderr, "pickup: lock run: %s: %s got it from the terminal too; killing it after %s (signal again to kill now)\n", why, sanitize(argv[0]), lr.grace)
+			return
+		}
 		fmt.Fprintf(r.env.Stderr, "pickup: lock run: %s: sending %s to %s, killing it after %s (signal again to kill now)\n", why, signalName(s), sanitize(argv[0]), lr.grace)
 		_ = cmd.Process.Signal(s)
-		kill = time.After(lr.grace)
 	}
 	var waitErr error
 loop:

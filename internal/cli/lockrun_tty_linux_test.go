@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY returns the two ends of a new pseudo-terminal.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("open a pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { master.Close() })
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlock the pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("number the pseudo-terminal: %v", err)
+	}
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("open the pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	return master, tty
+}
+
+// testLockRunCtrlC: Ctrl-C typed in the terminal where `lock run` runs in
+// the foreground sends SIGINT to the whole process group, pickup and its
+// command alike. pickup must not forward it a second time (many programs
+// take a second SIGINT as "quit now"); it waits for the command as it
+// would after forwarding, and exits with its code.
+func testLockRunCtrlC(t *testing.T, bin string) {
+	lb := newLockBoard(t, bin)
+	master, tty := openPTY(t)
+	run := lb.pickup("lock", "run", "tty", "--grace", "20s", "--",
+		"sh", "-c", `trap 'echo INT >> ints; exit 42' INT; touch ready; while :; do sleep 0.02; done`)
+	// pickup leads a new session whose controlling terminal is the pty,
+	// so its process group is that terminal's foreground group, as in a
+	// shell.
+	run.Stdin = tty
+	run.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	bg := lb.start(run)
+	eventually(t, 30*time.Second, "the command started", func() bool {
+		_, err := os.Stat(filepath.Join(lb.dir, "ready"))
+		return err == nil
+	})
+	if _, err := master.Write([]byte{0x03}); err != nil { // ^C, VINTR
+		t.Fatal(err)
+	}
+	if code := bg.wait(t, 15*time.Second); code != 42 {
+		t.Fatalf("lock run exited %d, want the command's 42\nstderr:\n%s", code, bg.stderr.String())
+	}
+	stderr := bg.stderr.String()
+	if !strings.Contains(stderr, "SIGINT: sh got it from the terminal too") || strings.Contains(stderr, "sending SIGINT") {
+		t.Errorf("lock run forwarded a Ctrl-C that its command had from the terminal already:\n%s", stderr)
+	}
+	if ints, err := os.ReadFile(filepath.Join(lb.dir, "ints")); err != nil || len(ints) == 0 {
+		t.Errorf("the command did not get the terminal's SIGINT: %q, %v", ints, err)
+	}
+	if _, held := lb.heldBy("tty"); held {
+		t.Error("the lock is still held")
+	}
+}
