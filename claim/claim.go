@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -13,10 +14,15 @@ import (
 	"github.com/pickup-dev/pickup/sessions"
 )
 
-// Client performs transitions on a board as one owner.
+// Client performs transitions on a board as one owner. It is safe for
+// concurrent use: the goroutines of a worker pool share one.
 type Client struct {
 	Board *sessions.Board
 	Owner string
+
+	// The event log, kept open between transitions; made on first use.
+	once sync.Once
+	log  *sessions.EventLog
 }
 
 // New returns a client for owner on board b.
@@ -165,7 +171,7 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 		// History: one line in the event log (and in commit mode one git
 		// commit, through Board.OnEvent). The transition stands whatever
 		// becomes of them; the CLI reports their failures.
-		_ = c.Board.Record(sessions.Event{Op: op, ID: id, Owner: c.Owner, Src: src, Dst: dst})
+		_ = c.record(sessions.Event{Op: op, ID: id, Owner: c.Owner, Src: src, Dst: dst})
 		return nil
 	}
 	e := &Error{Op: op, ID: id, From: src, To: dst, Err: err}
@@ -223,4 +229,14 @@ func (c *Client) whereIs(id string) (sessions.State, string, error) {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// record appends a transition to the board's event log through the
+// client's open log (see sessions.EventLog), and passes it to OnEvent.
+func (c *Client) record(e sessions.Event) error {
+	c.once.Do(func() { c.log = c.Board.OpenEventLog() })
+	if c.log.Board() != c.Board {
+		return c.Board.Record(e) // the caller gave the client another board
+	}
+	return c.log.Record(e)
 }

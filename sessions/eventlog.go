@@ -10,7 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -104,27 +107,36 @@ func (b *Board) NewEvent(e Event) Event {
 // writer holds flock(2) on the file, so lines are never interleaved or
 // torn. (A line that a crash cut short, possible only without fsync, gets
 // the next line glued to it; readers recover that line, see ReadEvents.)
-// The log is fsynced unless the board is NoSync.
+// The log is fsynced unless the board is NoSync. A caller that records
+// many transitions uses an EventLog, which keeps the file open.
 func (b *Board) AppendEvent(e Event) error {
+	line, e, err := b.eventLine(e)
+	if err != nil {
+		return err
+	}
+	if err := appendLine(b.EventLogPath(), line, !b.NoSync); err != nil {
+		return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
+	}
+	return nil
+}
+
+// eventLine completes e with NewEvent, checks it and encodes its line.
+func (b *Board) eventLine(e Event) ([]byte, Event, error) {
 	e = b.NewEvent(e)
 	if err := ValidateID(e.ID); err != nil {
-		return fmt.Errorf("append event: %w", err)
+		return nil, e, fmt.Errorf("append event: %w", err)
 	}
 	if e.Owner != "" {
 		if err := ValidateOwner(e.Owner); err != nil {
-			return fmt.Errorf("append event: %w", err)
+			return nil, e, fmt.Errorf("append event: %w", err)
 		}
 	}
 	e.Reason = truncateUTF8(e.Reason, maxReason)
 	line, err := json.Marshal(e)
 	if err != nil {
-		return fmt.Errorf("append event: %w", err)
+		return nil, e, fmt.Errorf("append event: %w", err)
 	}
-	line = append(line, '\n')
-	if err := appendLine(b.EventLogPath(), line, !b.NoSync); err != nil {
-		return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
-	}
-	return nil
+	return append(line, '\n'), e, nil
 }
 
 func appendLine(path string, line []byte, sync bool) (err error) {
@@ -143,28 +155,18 @@ func appendLine(path string, line []byte, sync bool) (err error) {
 	// line is not interleaved with others on a local filesystem; the lock
 	// makes sure of it where a filesystem would split writes. Closing the
 	// file releases it.
-	for {
-		err = unix.Flock(fd, unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
+	if err := flock(fd, unix.LOCK_EX); err != nil {
 		return fmt.Errorf("lock %s: %w", path, err)
 	}
-	n, err := unix.Write(fd, line)
-	if err != nil {
-		return &os.PathError{Op: "write", Path: path, Err: err}
-	}
-	if n != len(line) {
-		return &os.PathError{Op: "write", Path: path, Err: io.ErrShortWrite}
+	if err := writeLine(fd, path, line); err != nil {
+		return err
 	}
 	if sync {
 		if err := unix.Fsync(fd); err != nil {
 			return &os.PathError{Op: "fsync", Path: path, Err: err}
 		}
 		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err == nil && st.Size == int64(n) {
+		if err := unix.Fstat(fd, &st); err == nil && st.Size == int64(len(line)) {
 			// The file is new: make its name durable too.
 			if err := fsx.SyncDir(filepath.Dir(path)); err != nil {
 				return err
@@ -173,6 +175,227 @@ func appendLine(path string, line []byte, sync bool) (err error) {
 	}
 	return nil
 }
+
+func flock(fd, how int) error {
+	for {
+		err := unix.Flock(fd, how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+func writeLine(fd int, path string, line []byte) error {
+	n, err := unix.Write(fd, line)
+	if err != nil {
+		return &os.PathError{Op: "write", Path: path, Err: err}
+	}
+	if n != len(line) {
+		return &os.PathError{Op: "write", Path: path, Err: io.ErrShortWrite}
+	}
+	return nil
+}
+
+// EventLog appends to a board's event log through one open file, for
+// callers that record many transitions (a claim.Client, a worker pool):
+// opening and closing the log on every append costs as much as the append.
+// The lines, their atomicity and their durability are those of
+// Board.AppendEvent: each line is one write(2) under flock(2), fsynced
+// before Append returns unless the board is NoSync. Before each write it
+// checks that the open file is still the one at the log's path, and opens
+// the path again if the log was removed, replaced or rotated (a git
+// checkout writes a new file): a line goes where opening the path for it
+// would have put it.
+//
+// An EventLog is safe for concurrent use. When several goroutines append
+// at once, one fsync covers every line written before it started, so they
+// share fsyncs instead of queueing for one each. Close releases the file;
+// an EventLog dropped without Close releases it when it is collected.
+type EventLog struct {
+	b     *Board
+	path  string
+	state *logState
+}
+
+// logState is what an EventLog's cleanup closes; it must not point back
+// to the EventLog.
+type logState struct {
+	mu     sync.Mutex
+	cur    *logFile // nil until the first append and after Close
+	closed bool
+}
+
+// logFile is one open file of the log. Appenders hold a reference while
+// they write and fsync it, so that a reopen does not close it under them.
+type logFile struct {
+	fd       int
+	dev, ino uint64
+	refs     int  // guarded by logState.mu; the logState's own reference counts too
+	newFile  bool // empty when opened: its name may not be durable yet
+	written  atomic.Uint64
+
+	syncMu     sync.Mutex
+	synced     uint64 // guarded by syncMu: lines up to this one are durable
+	nameSynced bool   // guarded by syncMu
+}
+
+// OpenEventLog returns an EventLog for b. The file is opened (and created
+// if missing) on the first append.
+func (b *Board) OpenEventLog() *EventLog {
+	l := &EventLog{b: b, path: b.EventLogPath(), state: &logState{}}
+	runtime.AddCleanup(l, func(s *logState) { _ = s.close() }, l.state)
+	return l
+}
+
+// Board returns the board the log belongs to.
+func (l *EventLog) Board() *Board { return l.b }
+
+// Record is Board.Record through l: it appends e (a transition that has
+// just happened) and passes it to the board's OnEvent.
+func (l *EventLog) Record(e Event) error {
+	e = l.b.NewEvent(e)
+	err := l.Append(e)
+	if l.b.OnEvent != nil {
+		l.b.OnEvent(e, err)
+	}
+	return err
+}
+
+// Append appends one event, like Board.AppendEvent.
+func (l *EventLog) Append(e Event) error {
+	line, e, err := l.b.eventLine(e)
+	if err != nil {
+		return err
+	}
+	f, seq, err := l.write(line)
+	if err != nil {
+		return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
+	}
+	defer l.state.release(f)
+	if l.b.NoSync {
+		return nil
+	}
+	if err := f.sync(seq, l.path); err != nil {
+		return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
+	}
+	return nil
+}
+
+// write appends line under the file lock and returns the file it went to
+// (referenced: release it) and the line's number in that file.
+func (l *EventLog) write(line []byte) (*logFile, uint64, error) {
+	s := l.state
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, 0, &os.PathError{Op: "write", Path: l.path, Err: os.ErrClosed}
+	}
+	for {
+		if s.cur == nil {
+			f, err := openLogFile(l.path)
+			if err != nil {
+				return nil, 0, err
+			}
+			s.cur = f
+		}
+		f := s.cur
+		// Is the open file still the log? Asked before taking the lock,
+		// as a fresh open would ask it (the path names a file when it is
+		// opened), so the lock is held for the write alone.
+		var st unix.Stat_t
+		if err := unix.Stat(l.path, &st); err != nil || uint64(st.Dev) != f.dev || uint64(st.Ino) != f.ino {
+			s.cur = nil
+			s.drop(f)
+			if err != nil && !errors.Is(err, unix.ENOENT) {
+				return nil, 0, &os.PathError{Op: "stat", Path: l.path, Err: err}
+			}
+			continue // removed or replaced: open the path again
+		}
+		if err := flock(f.fd, unix.LOCK_EX); err != nil {
+			return nil, 0, fmt.Errorf("lock %s: %w", l.path, err)
+		}
+		err := writeLine(f.fd, l.path, line)
+		if uerr := flock(f.fd, unix.LOCK_UN); err == nil && uerr != nil {
+			err = fmt.Errorf("unlock %s: %w", l.path, uerr)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		f.refs++
+		return f, f.written.Add(1), nil
+	}
+}
+
+// sync makes line seq of f durable: one fsync covers every line written
+// before it started, so a caller whose line an fsync already covered
+// returns at once.
+func (f *logFile) sync(seq uint64, path string) error {
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	if f.synced >= seq {
+		return nil
+	}
+	upto := f.written.Load() // written before this fsync starts: covered
+	if err := unix.Fsync(f.fd); err != nil {
+		return &os.PathError{Op: "fsync", Path: path, Err: err}
+	}
+	if f.newFile && !f.nameSynced {
+		// The file was empty when opened, perhaps just created (by us or a
+		// writer that crashed before syncing): make its name durable too.
+		if err := fsx.SyncDir(filepath.Dir(path)); err != nil {
+			return err
+		}
+		f.nameSynced = true
+	}
+	f.synced = upto
+	return nil
+}
+
+func openLogFile(path string) (*logFile, error) {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	return &logFile{fd: fd, dev: uint64(st.Dev), ino: uint64(st.Ino), refs: 1, newFile: st.Size == 0}, nil
+}
+
+// drop gives up a reference to f (s.mu held) and closes it with the last.
+func (s *logState) drop(f *logFile) {
+	if f.refs--; f.refs == 0 {
+		_ = unix.Close(f.fd)
+	}
+}
+
+func (s *logState) release(f *logFile) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drop(f)
+}
+
+func (s *logState) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.cur != nil {
+		f := s.cur
+		s.cur = nil
+		if f.refs == 1 {
+			f.refs = 0
+			return unix.Close(f.fd)
+		}
+		f.refs--
+	}
+	return nil
+}
+
+// Close closes the log's file. Appends in progress finish first; later
+// ones fail.
+func (l *EventLog) Close() error { return l.state.close() }
 
 // Events returns the events of session id from the board's event log, in
 // the order of the file (after a merge that is not always time order), or

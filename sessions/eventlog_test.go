@@ -2,12 +2,15 @@ package sessions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -279,12 +282,165 @@ func TestEventLogAppendHelper(t *testing.T) {
 	// NoSync: 8,000 fsyncs in a row would measure the disk, not the
 	// appends. Atomicity does not depend on fsync.
 	b := &Board{Dir: dir, NoSync: true}
+	// Odd writers keep the log open (an EventLog, as a claim.Client
+	// does), even ones open it for every line: both kinds exclude each
+	// other.
+	appendEvent := b.AppendEvent
+	if p%2 == 1 {
+		l := b.OpenEventLog()
+		defer l.Close()
+		appendEvent = l.Append
+	}
 	pad := strings.Repeat("x", 200) // lines of ~400 bytes: plenty to tear
 	for n := range lines {
 		e := Event{Op: "claim", ID: fmt.Sprintf("s-%d-%d", p, n), From: "todo", To: "doing/w" + strconv.Itoa(p),
 			Owner: "w" + strconv.Itoa(p), Reason: fmt.Sprintf("writer %d line %d %s", p, n, pad)}
-		if err := b.AppendEvent(e); err != nil {
+		if err := appendEvent(e); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// logLines returns the reasons of the events in the file at path, in order.
+func logLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("%s: torn line %q", path, l)
+		}
+		out = append(out, e.Reason)
+	}
+	return out
+}
+
+// openFDs counts this process's open file descriptors (Linux only).
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(entries)
+}
+
+// TestEventLogFollowsTheFile: an EventLog keeps one file open across
+// appends, and opens the log's path again when the log was rotated away,
+// removed, or replaced by another file (what a git checkout does), so that
+// every line lands in the file that is the log at the time. After Close it
+// holds no file and refuses to append.
+func TestEventLogFollowsTheFile(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) {
+			b := eventlogBoard(t)
+			b.NoSync = !sync
+			path := b.EventLogPath()
+			fds := openFDs(t)
+			l := b.OpenEventLog()
+			add := func(reason string) {
+				t.Helper()
+				if err := l.Append(Event{Op: "claim", ID: "s1", From: "todo", To: "doing/a", Reason: reason}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			add("one")
+			add("two")
+			if n := openFDs(t); n != fds+1 {
+				t.Errorf("%d descriptors open after two appends, want %d (one, kept open)", n, fds+1)
+			}
+			// Rotated: the next line starts the new log.
+			if err := os.Rename(path, path+".1"); err != nil {
+				t.Fatal(err)
+			}
+			add("three")
+			// Removed.
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			add("four")
+			// Replaced by another file (written aside, renamed over).
+			if err := os.WriteFile(path+".new", []byte{}, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path+".new", path); err != nil {
+				t.Fatal(err)
+			}
+			add("five")
+			add("six")
+			if got, want := logLines(t, path+".1"), []string{"one", "two"}; !slices.Equal(got, want) {
+				t.Errorf("rotated log holds %q, want %q", got, want)
+			}
+			if got, want := logLines(t, path), []string{"five", "six"}; !slices.Equal(got, want) {
+				t.Errorf("log holds %q, want %q", got, want)
+			}
+			if n := openFDs(t); n != fds+1 {
+				t.Errorf("%d descriptors open after reopening, want %d", n, fds+1)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := openFDs(t); n != fds {
+				t.Errorf("%d descriptors open after Close, want %d", n, fds)
+			}
+			if err := l.Append(Event{Op: "claim", ID: "s1", To: "doing/a"}); !errors.Is(err, os.ErrClosed) {
+				t.Errorf("append after Close: %v, want os.ErrClosed", err)
+			}
+		})
+	}
+}
+
+// TestEventLogSharedAppends: goroutines append at once through one
+// EventLog, through EventLogs of their own and with AppendEvent, fsyncing:
+// every line arrives once and whole, each goroutine's in its order.
+func TestEventLogSharedAppends(t *testing.T) {
+	const goroutines, lines = 12, 40
+	b := eventlogBoard(t)
+	shared := b.OpenEventLog()
+	defer shared.Close()
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			appendEvent := shared.Append
+			switch g % 3 {
+			case 1:
+				own := b.OpenEventLog()
+				defer own.Close()
+				appendEvent = own.Append
+			case 2:
+				appendEvent = b.AppendEvent
+			}
+			for n := range lines {
+				if err := appendEvent(Event{Op: "claim", ID: "s1", To: "doing/a", Reason: fmt.Sprintf("%d %d", g, n)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got := logLines(t, b.EventLogPath())
+	if len(got) != goroutines*lines {
+		t.Fatalf("%d lines, want %d", len(got), goroutines*lines)
+	}
+	next := make([]int, goroutines)
+	for _, r := range got {
+		var g, n int
+		if _, err := fmt.Sscanf(r, "%d %d", &g, &n); err != nil || g < 0 || g >= goroutines {
+			t.Fatalf("unexpected line %q", r)
+		}
+		if n != next[g] {
+			t.Fatalf("goroutine %d: line %d arrived when %d was due", g, n, next[g])
+		}
+		next[g]++
 	}
 }
