@@ -12,6 +12,7 @@ import (
 
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
+	"golang.org/x/sys/unix"
 )
 
 // Client performs transitions on a board as one owner. It is safe for
@@ -20,9 +21,11 @@ type Client struct {
 	Board *sessions.Board
 	Owner string
 
-	// The event log, kept open between transitions; made on first use.
-	once sync.Once
-	log  *sessions.EventLog
+	// What a client keeps between transitions, made on first use: the
+	// event log, kept open, and the directory fsyncs its goroutines share.
+	once  sync.Once
+	log   *sessions.EventLog
+	syncs dirSyncs
 }
 
 // New returns a client for owner on board b.
@@ -158,14 +161,20 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 			if merr := os.MkdirAll(dstDir, 0o755); merr != nil {
 				return &Error{Op: op, ID: id, From: src, To: dst, Err: merr}
 			}
-			if serr := c.Board.Sync(filepath.Dir(dstDir)); serr != nil {
+			if serr := c.syncDirs(filepath.Dir(dstDir)); serr != nil {
 				return &Error{Op: op, ID: id, From: src, To: dst, Err: serr}
 			}
 			err = fsx.RenameNoReplace(src, dst)
 		}
 	}
 	if err == nil {
-		if serr := c.Board.Sync(filepath.Dir(src), filepath.Dir(dst)); serr != nil {
+		// Both directories, so that the transition survives a crash once
+		// it is reported: the entry present in the one, gone from the
+		// other. Filesystems without a journal write each directory's
+		// blocks on its own fsync, so the destination goes first: a crash
+		// between the two leaves the session in both places (which doctor
+		// repairs), never in neither.
+		if serr := c.syncDirs(filepath.Dir(dst), filepath.Dir(src)); serr != nil {
 			return &Error{Op: op, ID: id, From: src, To: dst, Err: fmt.Errorf("sync: %w", serr)}
 		}
 		// History: one line in the event log (and in commit mode one git
@@ -239,4 +248,96 @@ func (c *Client) record(e sessions.Event) error {
 		return c.Board.Record(e) // the caller gave the client another board
 	}
 	return c.log.Record(e)
+}
+
+// syncDirs fsyncs directories, unless the board is NoSync. Goroutines of
+// one client share fsyncs: a transition is covered by any fsync of its
+// directory that starts after its rename, so one fsync serves every
+// goroutine that renamed in that directory while the previous one ran.
+func (c *Client) syncDirs(dirs ...string) error {
+	if c.Board.NoSync {
+		return nil
+	}
+	for _, d := range dirs {
+		if err := c.syncs.get(d).sync(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dirSyncs holds a client's directories being fsynced.
+type dirSyncs struct {
+	mu sync.Mutex
+	m  map[string]*dirSync
+}
+
+func (d *dirSyncs) get(dir string) *dirSync {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.m[dir]
+	if !ok {
+		if d.m == nil {
+			d.m = map[string]*dirSync{}
+		}
+		s = &dirSync{}
+		s.cond.L = &s.mu
+		d.m[dir] = s
+	}
+	return s
+}
+
+// dirSync numbers the fsyncs of one directory. A caller needs the first
+// one that starts after it arrived: it starts that one itself if none is
+// running, or waits for the running one (which may have started before its
+// rename) and then for the next.
+type dirSync struct {
+	mu       sync.Mutex
+	cond     sync.Cond
+	running  bool
+	started  uint64 // fsyncs started
+	finished uint64 // the last fsync finished
+	err      error  // its error
+}
+
+func (s *dirSync) sync(dir string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := s.started + 1
+	for s.finished < want {
+		if s.running {
+			s.cond.Wait()
+			continue
+		}
+		s.running = true
+		s.started++
+		n := s.started
+		s.mu.Unlock()
+		err := syncDir(dir)
+		s.mu.Lock()
+		s.running = false
+		s.finished, s.err = n, err
+		s.cond.Broadcast()
+	}
+	// The last fsync finished started after we arrived: its outcome is
+	// ours.
+	return s.err
+}
+
+// syncDir fsyncs a directory with raw system calls: an os.File would
+// register the descriptor with the poller and set it non-blocking and back
+// (five more system calls), four times per session for pickup work.
+func syncDir(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	err = unix.Fsync(fd)
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		return &os.PathError{Op: "close", Path: dir, Err: cerr}
+	}
+	if err != nil {
+		return &os.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	return nil
 }
