@@ -151,6 +151,9 @@ const parallelMisses = 64
 // then run on every core; each goroutine reads into its own buffer.
 func readMisses(out []Session, misses []int) int {
 	workers := runtime.GOMAXPROCS(0)
+	if len(misses) == 0 {
+		return 0 // a warm listing: no buffer to allocate
+	}
 	if len(misses) <= parallelMisses || workers < 2 {
 		return readSome(out, misses, nil)
 	}
