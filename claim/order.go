@@ -1,51 +1,111 @@
 package claim
 
 import (
+	"cmp"
 	"container/heap"
+	"slices"
 
 	"github.com/pickup-dev/pickup/sessions"
 )
 
-// ordered hands out sessions in board order (sessions.Compare) without
-// sorting them all: next usually needs only the first one or two of a
-// listing, and a heap of indices costs O(n) to build against O(n log n)
-// moves of whole Session values for a sort.
+// ordered hands out sessions in board order (sessions.Compare). It starts
+// as a heap: building one costs O(n) against O(n log n) for a sort, and a
+// one-shot next needs only the first one or two of a listing. Once more
+// than a few have been taken (a Queue draining a snapshot takes them all),
+// it sorts what is left, and each next one then costs nothing.
+//
+// It orders compact keys rather than the sessions themselves: comparing
+// two keys reads 40 bytes next to each other instead of two Session values
+// scattered over a listing of thousands.
 type ordered struct {
-	list []sessions.Session
-	idx  []int32
+	list   []sessions.Session
+	keys   []orderKey // a heap, or sorted from pos on
+	sorted bool
+	pos    int // sorted: keys[pos:] are left
+	taken  int
 }
 
-func newOrdered(list []sessions.Session) *ordered {
-	o := &ordered{list: list, idx: make([]int32, len(list))}
-	for i := range o.idx {
-		o.idx[i] = int32(i)
+// orderKey is what sessions.Compare looks at, and where the session is.
+type orderKey struct {
+	prio sessions.Priority
+	nsec int32
+	sec  int64
+	id   string
+	i    int32 // index in list
+}
+
+func keyOf(s sessions.Session, i int) orderKey {
+	return orderKey{prio: s.Priority, sec: s.CreatedAt.Unix(), nsec: int32(s.CreatedAt.Nanosecond()), id: s.ID, i: int32(i)}
+}
+
+// compareKeys orders keys exactly as sessions.Compare orders their
+// sessions: priority, then created_at, then id.
+func compareKeys(a, b orderKey) int {
+	if c := cmp.Compare(a.prio, b.prio); c != 0 {
+		return c
 	}
-	heap.Init(o)
+	if c := cmp.Compare(a.sec, b.sec); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.nsec, b.nsec); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// sortAfter is how many sessions are taken from the heap before the rest
+// is sorted.
+const sortAfter = 16
+
+func newOrdered(list []sessions.Session) *ordered {
+	o := &ordered{list: list, keys: make([]orderKey, len(list))}
+	for i, s := range list {
+		o.keys[i] = keyOf(s, i)
+	}
+	heap.Init((*keyHeap)(o))
 	return o
 }
 
-func (o *ordered) Len() int { return len(o.idx) }
-func (o *ordered) Less(i, j int) bool {
-	return sessions.Compare(o.list[o.idx[i]], o.list[o.idx[j]]) < 0
-}
-func (o *ordered) Swap(i, j int) { o.idx[i], o.idx[j] = o.idx[j], o.idx[i] }
-func (o *ordered) Push(x any)    { o.idx = append(o.idx, x.(int32)) }
-func (o *ordered) Pop() any {
-	last := o.idx[len(o.idx)-1]
-	o.idx = o.idx[:len(o.idx)-1]
-	return last
-}
-
 // empty reports whether nothing is left (a nil ordered is empty).
-func (o *ordered) empty() bool { return o == nil || len(o.idx) == 0 }
+func (o *ordered) empty() bool { return o == nil || o.pos == len(o.keys) }
 
 // next removes and returns the first session in board order.
 func (o *ordered) next() sessions.Session {
-	return o.list[heap.Pop(o).(int32)]
+	if !o.sorted {
+		if o.taken++; o.taken <= sortAfter {
+			return o.list[heap.Pop((*keyHeap)(o)).(orderKey).i]
+		}
+		slices.SortFunc(o.keys, compareKeys)
+		o.sorted = true
+	}
+	k := o.keys[o.pos]
+	o.keys[o.pos] = orderKey{} // let the id go
+	o.pos++
+	return o.list[k.i]
 }
 
 // add puts a session (back) in the order.
 func (o *ordered) add(s sessions.Session) {
 	o.list = append(o.list, s)
-	heap.Push(o, int32(len(o.list)-1))
+	k := keyOf(s, len(o.list)-1)
+	if !o.sorted {
+		heap.Push((*keyHeap)(o), k)
+		return
+	}
+	rest := o.keys[o.pos:]
+	at, _ := slices.BinarySearchFunc(rest, k, compareKeys)
+	o.keys = slices.Insert(o.keys, o.pos+at, k)
+}
+
+// keyHeap is ordered's heap.Interface, for its heap phase.
+type keyHeap ordered
+
+func (h *keyHeap) Len() int           { return len(h.keys) }
+func (h *keyHeap) Less(i, j int) bool { return compareKeys(h.keys[i], h.keys[j]) < 0 }
+func (h *keyHeap) Swap(i, j int)      { h.keys[i], h.keys[j] = h.keys[j], h.keys[i] }
+func (h *keyHeap) Push(x any)         { h.keys = append(h.keys, x.(orderKey)) }
+func (h *keyHeap) Pop() any {
+	last := h.keys[len(h.keys)-1]
+	h.keys = h.keys[:len(h.keys)-1]
+	return last
 }
