@@ -83,30 +83,35 @@ func (c *Client) Reopen(id string) (sessions.Session, error) {
 }
 
 func (c *Client) transition(op, id string, from sessions.State, fromOwner string, to sessions.State, toOwner string) (sessions.Session, error) {
-	if err := sessions.ValidateID(id); err != nil {
-		return sessions.Session{}, &Error{Op: op, ID: id, Err: err}
-	}
-	src := c.Board.Path(from, fromOwner, id)
-	dst := c.Board.Path(to, toOwner, id)
-	if err := c.move(op, id, src, dst, true); err != nil {
+	if err := c.shift(op, id, from, fromOwner, to, toOwner); err != nil {
 		var e *Error
-		if !errors.As(err, &e) {
-			return sessions.Session{}, err
-		}
-		if errors.Is(err, ErrSessionNotAvailable) && e.State == to && e.Holder == toOwner {
+		if errors.As(err, &e) && errors.Is(err, ErrSessionNotAvailable) && e.State == to && e.Holder == toOwner &&
+			(op == "claim" || op == "reopen") {
 			// Already where the caller wants it (a repeated claim or reopen).
-			if op == "claim" || op == "reopen" {
-				return c.read(to, toOwner, id)
-			}
-		}
-		if (op == "release" || op == "done") && (errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound)) {
-			if _, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
-				e.Err = ErrClaimLost // fenced: this owner was reaped
-			}
+			return c.read(to, toOwner, id)
 		}
 		return sessions.Session{}, err
 	}
 	return c.read(to, toOwner, id)
+}
+
+// shift is a transition without reading the session back: it moves the
+// session and fences a reaped owner's release or done.
+func (c *Client) shift(op, id string, from sessions.State, fromOwner string, to sessions.State, toOwner string) error {
+	if err := sessions.ValidateID(id); err != nil {
+		return &Error{Op: op, ID: id, Err: err}
+	}
+	src := c.Board.Path(from, fromOwner, id)
+	dst := c.Board.Path(to, toOwner, id)
+	err := c.move(op, id, src, dst, true)
+	var e *Error
+	if (op == "release" || op == "done") && errors.As(err, &e) &&
+		(errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound)) {
+		if _, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
+			e.Err = ErrClaimLost // fenced: this owner was reaped
+		}
+	}
+	return err
 }
 
 // Holds checks that this owner still holds session id. It fails with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/pickup-dev/pickup/sessions"
@@ -23,10 +24,14 @@ type NextOptions struct {
 }
 
 // Queue claims the best available sessions for one owner, one per call to
-// Next. It is not safe for concurrent use; give each goroutine its own.
+// Next. It is safe for concurrent use: the workers of a pool share one, so
+// that they list todo/ once between them and never try the same candidate
+// twice (each candidate of a listing goes to one caller).
 type Queue struct {
-	c        *Client
-	opts     NextOptions
+	c    *Client
+	opts NextOptions
+
+	mu       sync.Mutex // guards what follows; held while listing, not while claiming
 	pending  *ordered
 	ownerDir bool // doing/<owner>/ was made
 	listed   time.Time
@@ -42,7 +47,11 @@ func (c *Client) Next(ctx context.Context) (sessions.Session, error) {
 
 // Invalidate drops the queue's snapshot, so the next call lists todo/ again
 // (a watcher calls it when todo/ gains a session).
-func (q *Queue) Invalidate() { q.pending = nil }
+func (q *Queue) Invalidate() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = nil
+}
 
 // Next claims the best available session: priority high to low, then
 // created_at oldest first, then id, skipping sessions whose depends_on are
@@ -52,47 +61,18 @@ func (q *Queue) Invalidate() { q.pending = nil }
 // finds nothing claimable either.
 func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 	c := q.c
-	if !q.ownerDir {
-		// Once per queue: move recreates the directory should it vanish.
-		if err := os.MkdirAll(c.Board.StateDir(sessions.Doing, c.Owner), 0o755); err != nil {
-			return sessions.Session{}, &Error{Op: "next", Err: err}
-		}
-		q.ownerDir = true
+	if err := q.start(); err != nil {
+		return sessions.Session{}, &Error{Op: "next", Err: err}
 	}
-	if q.opts.Snapshot <= 0 || time.Since(q.listed) > q.opts.Snapshot {
-		q.pending = nil
-	}
-	emptyListings := 0
-	var blocked int
-	// Sessions whose destination already holds a copy (after a merge) can
-	// never be claimed until doctor repairs them: skip them for this call.
-	conflicts := map[string]bool{}
+	var l listings
 	for {
 		if err := ctx.Err(); err != nil {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
 		}
-		if q.pending.empty() {
-			list, nblocked, err := q.candidates(func(id string) bool { return conflicts[id] })
-			if err != nil {
-				return sessions.Session{}, &Error{Op: "next", Err: err}
-			}
-			q.pending, q.listed, blocked = newOrdered(list), time.Now(), nblocked
-			if len(list) == 0 {
-				if emptyListings++; emptyListings >= 2 {
-					err := ErrNothingAvailable
-					if blocked > 0 {
-						err = fmt.Errorf("%w: %d session(s) in todo wait on unfinished dependencies", ErrNothingAvailable, blocked)
-					}
-					if len(conflicts) > 0 {
-						err = fmt.Errorf("%w: %d session(s) in todo already have a copy in doing/ (run pickup doctor)", err, len(conflicts))
-					}
-					return sessions.Session{}, &Error{Op: "next", Err: err}
-				}
-				continue
-			}
-			emptyListings = 0
+		s, err := q.take(&l)
+		if err != nil {
+			return sessions.Session{}, err
 		}
-		s := q.pending.next()
 		fresh, err := c.Board.Refresh(s)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // claimed by someone else since the listing
@@ -100,7 +80,7 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 		if err == nil {
 			if sessions.Compare(fresh, s) != 0 {
 				// Edited since the listing saw it: put it back in order.
-				q.pending.add(fresh)
+				q.putBack(fresh)
 				continue
 			}
 			s = fresh
@@ -114,9 +94,83 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 			continue // lost the race: take the next one
 		}
 		if errors.Is(err, ErrConflict) {
-			conflicts[s.ID] = true // doctor's business; another may still be claimable
+			l.conflict(s.ID) // doctor's business; another may still be claimable
 			continue
 		}
 		return sessions.Session{}, err
 	}
+}
+
+// start makes the owner's directory on the queue's first call, and drops
+// a snapshot older than the queue may keep it.
+func (q *Queue) start() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.ownerDir {
+		// Once per queue: move recreates the directory should it vanish.
+		if err := os.MkdirAll(q.c.Board.StateDir(sessions.Doing, q.c.Owner), 0o755); err != nil {
+			return err
+		}
+		q.ownerDir = true
+	}
+	if q.opts.Snapshot <= 0 || time.Since(q.listed) > q.opts.Snapshot {
+		q.pending = nil
+	}
+	return nil
+}
+
+// listings is what one call of Next knows about its listings.
+type listings struct {
+	empty   int // listings in a row that found nothing claimable
+	blocked int // sessions of the last listing that wait on dependencies
+	// Sessions whose destination already holds a copy (after a merge) can
+	// never be claimed until doctor repairs them: skipped for this call.
+	conflicts map[string]bool
+}
+
+func (l *listings) conflict(id string) {
+	if l.conflicts == nil {
+		l.conflicts = map[string]bool{}
+	}
+	l.conflicts[id] = true
+}
+
+// take removes the next candidate from the queue, listing todo/ when
+// nothing is left, and fails with ErrNothingAvailable once two listings in
+// a row found nothing.
+func (q *Queue) take(l *listings) (sessions.Session, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.pending.empty() {
+		list, nblocked, err := q.candidates(func(id string) bool { return l.conflicts[id] })
+		if err != nil {
+			return sessions.Session{}, &Error{Op: "next", Err: err}
+		}
+		q.pending, q.listed, l.blocked = newOrdered(list), time.Now(), nblocked
+		if len(list) > 0 {
+			l.empty = 0
+			break
+		}
+		if l.empty++; l.empty >= 2 {
+			err := ErrNothingAvailable
+			if l.blocked > 0 {
+				err = fmt.Errorf("%w: %d session(s) in todo wait on unfinished dependencies", ErrNothingAvailable, l.blocked)
+			}
+			if len(l.conflicts) > 0 {
+				err = fmt.Errorf("%w: %d session(s) in todo already have a copy in doing/ (run pickup doctor)", err, len(l.conflicts))
+			}
+			return sessions.Session{}, &Error{Op: "next", Err: err}
+		}
+	}
+	return q.pending.next(), nil
+}
+
+// putBack returns an edited candidate to the order.
+func (q *Queue) putBack(s sessions.Session) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pending == nil {
+		return // dropped: the next listing sees it
+	}
+	q.pending.add(s)
 }

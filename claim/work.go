@@ -89,12 +89,15 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 			firstEr = err
 		}
 	}
+	// One queue for all workers: they list todo/ once between them, and
+	// no two of them try the same candidate.
+	q := p.Client.NewQueue(NextOptions{Snapshot: time.Second})
 	var wg sync.WaitGroup
 	for w := 1; w <= jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.worker(stop, w, emit, emitAfter); err != nil {
+			if err := p.worker(stop, w, q, emit, emitAfter); err != nil {
 				fail(err)
 			}
 		}()
@@ -103,10 +106,9 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 	return sum, firstEr
 }
 
-func (p *Pool) worker(stop context.Context, w int, emit func(WorkEvent, func(*WorkSummary)),
+func (p *Pool) worker(stop context.Context, w int, q *Queue, emit func(WorkEvent, func(*WorkSummary)),
 	emitAfter func(func() error, func(error) (WorkEvent, func(*WorkSummary)))) error {
 	c := p.Client
-	q := c.NewQueue(NextOptions{Snapshot: time.Second})
 	claiming := stop
 	if !p.Until.IsZero() {
 		var cancel context.CancelFunc
@@ -135,8 +137,9 @@ func (p *Pool) worker(stop context.Context, w int, emit func(WorkEvent, func(*Wo
 		}
 		// The listing that found s was made before the claim: another
 		// worker may have run, failed and released it since, counting an
-		// attempt. The session is ours now: read it again.
-		if fresh, _, err := c.Board.Read(sessions.Place{State: sessions.Doing, Owner: c.Owner, Path: s.Path}); err == nil {
+		// attempt. Next checked it just before the claim; the session is
+		// ours now: check once more, and read it again if it changed.
+		if fresh, err := c.Board.Refresh(s); err == nil {
 			s = fresh
 		}
 		emit(WorkEvent{Event: "claimed", ID: s.ID, Worker: w, Attempt: s.Attempts + 1}, func(x *WorkSummary) { x.Claimed++ })
@@ -150,7 +153,8 @@ func (p *Pool) worker(stop context.Context, w int, emit func(WorkEvent, func(*Wo
 			return nil
 		}
 		if runErr == nil {
-			if _, err := c.Done(s.ID); err != nil {
+			// Nothing reads the finished session: do not read it back.
+			if err := c.shift("done", s.ID, sessions.Doing, c.Owner, sessions.Done, ""); err != nil {
 				emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })
 				continue
 			}

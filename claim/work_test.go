@@ -560,3 +560,104 @@ func unixSignalName(s syscall.Signal) string {
 	}
 	return fmt.Sprint(int(s))
 }
+
+// --- the Queue a pool shares ---------------------------------------------
+
+// TestQueueShared: goroutines sharing one Queue, with other owners'
+// queues racing them, claim every session exactly once.
+func TestQueueShared(t *testing.T) {
+	const n, shared, others = 400, 6, 3
+	b := pkBoard(t)
+	b.NoSync = true
+	for i := 0; i < n; i++ {
+		pkPut(t, b, sessions.Todo, "", fmt.Sprintf("s%03d", i), sessions.Meta{Priority: sessions.Priority(1 + i%3)})
+	}
+	q := pkClient(t, pkOwnBoard(b), "shared").NewQueue(claim.NextOptions{Snapshot: time.Second})
+	var (
+		mu      sync.Mutex
+		claimed = map[string]string{}
+		wg      sync.WaitGroup
+	)
+	drain := func(owner string, q *claim.Queue) {
+		defer wg.Done()
+		for {
+			s, err := q.Next(context.Background())
+			if errors.Is(err, claim.ErrNothingAvailable) {
+				return
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			if prev, ok := claimed[s.ID]; ok {
+				t.Errorf("%s claimed by %s and %s", s.ID, prev, owner)
+			}
+			claimed[s.ID] = owner
+			mu.Unlock()
+		}
+	}
+	for g := 0; g < shared; g++ {
+		wg.Add(1)
+		go drain("shared", q)
+	}
+	for g := 0; g < others; g++ {
+		wg.Add(1)
+		owner := fmt.Sprintf("other%d", g)
+		go drain(owner, pkClient(t, pkOwnBoard(b), owner).NewQueue(claim.NextOptions{Snapshot: time.Second}))
+	}
+	wg.Wait()
+	if len(claimed) != n {
+		t.Fatalf("%d sessions claimed, want %d", len(claimed), n)
+	}
+	for id, owner := range claimed {
+		if got, want := pkWhere(t, b, id), "doing/"+owner; got != want {
+			t.Errorf("%s is in %s, want %s", id, got, want)
+		}
+	}
+}
+
+// TestPoolDurable: a pool of 8 with fsync on (its goroutines share
+// directory and log fsyncs) finishes every session once, and the event log
+// holds each claim and each done exactly once.
+func TestPoolDurable(t *testing.T) {
+	const n = 120
+	b := pkBoard(t)
+	var ids []string
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("d%03d", i)
+		ids = append(ids, id)
+		pkPut(t, b, sessions.Todo, "", id, sessions.Meta{})
+	}
+	p := &claim.Pool{
+		Client: pkClient(t, b, "pool"), Jobs: 8,
+		Run: func(_ context.Context, _ int, s sessions.Session) error { return nil },
+	}
+	sum, err := p.Serve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (claim.WorkSummary{Claimed: n, Done: n}); sum != want {
+		t.Errorf("summary = %+v, want %+v", sum, want)
+	}
+	if got := wkPlaces(t, b, ids)["done"]; !slices.Equal(got, ids) {
+		t.Errorf("done holds %d sessions, want %d", len(got), n)
+	}
+	events, bad, err := b.Events("")
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("Events: %v, %d bad lines", err, len(bad))
+	}
+	seen := map[string]bool{}
+	for _, e := range events {
+		k := e.Op + " " + e.ID
+		if seen[k] {
+			t.Errorf("%s logged twice", k)
+		}
+		seen[k] = true
+	}
+	for _, id := range ids {
+		if !seen["next "+id] || !seen["done "+id] {
+			t.Errorf("%s: claim or done missing from the log", id)
+		}
+	}
+}
