@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -35,6 +36,8 @@ type Queue struct {
 	pending  *ordered
 	ownerDir bool // doing/<owner>/ was made
 	listed   time.Time
+	stale    bool // pending is older than opts.Snapshot: renew it before use
+	blocked  int  // sessions of the last listing that wait on dependencies
 }
 
 // NewQueue returns a Queue that claims as c's owner.
@@ -113,8 +116,11 @@ func (q *Queue) start() error {
 		}
 		q.ownerDir = true
 	}
-	if q.opts.Snapshot <= 0 || time.Since(q.listed) > q.opts.Snapshot {
+	switch {
+	case q.opts.Snapshot <= 0:
 		q.pending = nil
+	case time.Since(q.listed) > q.opts.Snapshot:
+		q.stale = true
 	}
 	return nil
 }
@@ -141,12 +147,18 @@ func (l *listings) conflict(id string) {
 func (q *Queue) take(l *listings) (sessions.Session, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.stale {
+		q.stale = false
+		if !q.renew() {
+			q.pending = nil
+		}
+	}
 	for q.pending.empty() {
 		list, nblocked, err := q.candidates(func(id string) bool { return l.conflicts[id] })
 		if err != nil {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
 		}
-		q.pending, q.listed, l.blocked = newOrdered(list), time.Now(), nblocked
+		q.pending, q.listed, q.blocked, l.blocked = newOrdered(list), time.Now(), nblocked, nblocked
 		if len(list) > 0 {
 			l.empty = 0
 			break
@@ -163,6 +175,53 @@ func (q *Queue) take(l *listings) (sessions.Session, error) {
 		}
 	}
 	return q.pending.next(), nil
+}
+
+// renew brings an expired snapshot up to date without listing todo/ again
+// when it can: if every session in todo/ is one the snapshot still holds
+// (nothing new arrived, nothing came back), a new listing would hold
+// exactly those sessions, in the same order, so the snapshot keeps them
+// and drops the ones that are gone. That costs one read of the directory,
+// against reading the listing cache and building every session anew. It
+// reports false, and changes nothing, when a listing is needed: a name it
+// does not hold, sessions that waited on dependencies last time (one may be
+// ready now) or whose dependencies are no longer done (reopened), or
+// sessions that the healing every listing starts with returned to todo/.
+func (q *Queue) renew() bool {
+	if q.pending.empty() || q.blocked > 0 {
+		return false
+	}
+	b := q.c.Board
+	if reaped, err := (&Leases{Board: b}).Reap(ReapOptions{OnlyDead: true, Except: q.c.Owner}); err != nil || len(reaped) > 0 {
+		return false
+	}
+	held := map[string]int32{}
+	q.pending.left(func(i int32, id string) { held[id] = i })
+	entries, err := fsx.ReadDirIno(b.StateDir(sessions.Todo, ""))
+	if err != nil {
+		return false
+	}
+	present := make([]bool, len(q.pending.list))
+	for _, e := range entries {
+		id, ok := sessions.IsSessionName(e.Name)
+		if !ok || e.Type&(fs.ModeDir|fs.ModeSymlink|fs.ModeDevice) != 0 {
+			continue // not a session: a listing skips it too
+		}
+		i, ok := held[id]
+		if !ok || e.Type != 0 {
+			return false // new, back, or of a type a listing has to look at
+		}
+		present[i] = true
+	}
+	ready := q.depsDone()
+	for _, i := range held {
+		if present[i] && !ready(q.pending.list[i]) {
+			return false
+		}
+	}
+	q.pending.keep(func(i int32) bool { return present[i] })
+	q.listed = time.Now()
+	return true
 }
 
 // putBack returns an edited candidate to the order.

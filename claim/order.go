@@ -109,3 +109,33 @@ func (h *keyHeap) Pop() any {
 	h.keys = h.keys[:len(h.keys)-1]
 	return last
 }
+
+// left calls f with the index in list and the id of every session left.
+func (o *ordered) left(f func(i int32, id string)) {
+	rest := o.keys
+	if o.sorted {
+		rest = o.keys[o.pos:]
+	}
+	for _, k := range rest {
+		f(k.i, k.id)
+	}
+}
+
+// keep drops the sessions left for which keep returns false.
+func (o *ordered) keep(keep func(i int32) bool) {
+	start := 0
+	if o.sorted {
+		start = o.pos
+	}
+	kept := o.keys[:start]
+	for _, k := range o.keys[start:] {
+		if keep(k.i) {
+			kept = append(kept, k)
+		}
+	}
+	clear(o.keys[len(kept):])
+	o.keys = kept
+	if !o.sorted {
+		heap.Init((*keyHeap)(o))
+	}
+}
