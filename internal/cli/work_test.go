@@ -183,3 +183,51 @@ func TestWorkCLIWaitDeadline(t *testing.T) {
 		t.Errorf("the session is not done: %v", err)
 	}
 }
+
+// TestWorkCLICommandName: a command named without a slash is looked up in
+// $PATH (once, not per session) and still gets its name as the user wrote
+// it as its argv[0]; one that is not there fails each run, and the runs'
+// sessions are set aside, as before any lookup.
+func TestWorkCLICommandName(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc/self/cmdline")
+	}
+	b, err := sessions.Init(filepath.Join(t.TempDir(), "board"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(b.Path(sessions.Todo, "", id), sessions.Render(sessions.Meta{Title: id}, nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The shell writes the first word of its own command line next to
+	// the board.
+	script := `tr '\0' '\n' < /proc/$$/cmdline | head -n 1 > "$PICKUP_DIR/argv0.$PICKUP_SESSION_ID"`
+	code, _, stderr := wkMain(t, "--dir", b.Dir, "--owner", "runner", "--no-sync",
+		"work", "-j", "2", "--", "sh", "-c", script)
+	if code != 0 {
+		t.Fatalf("pickup work: exit code %d\nstderr:\n%s", code, stderr)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		data, err := os.ReadFile(filepath.Join(b.Dir, "argv0."+id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(data)); got != "sh" {
+			t.Errorf("session %s: the command's argv[0] is %q, want %q", id, got, "sh")
+		}
+	}
+
+	if err := os.WriteFile(b.Path(sessions.Todo, "", "d"), sessions.Render(sessions.Meta{Title: "d"}, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = wkMain(t, "--dir", b.Dir, "--owner", "runner", "--no-sync",
+		"work", "--max-attempts", "1", "--", "pickup-no-such-command")
+	if code != cli.ExitError || !strings.Contains(stderr, "executable file not found") {
+		t.Errorf("a command not in $PATH: exit code %d, want %d, and the lookup's error\nstderr:\n%s", code, cli.ExitError, stderr)
+	}
+	if _, err := os.Stat(b.Path(sessions.Failed, "", "d")); err != nil {
+		t.Errorf("the session of the failed run is not set aside: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,6 +50,7 @@ func (r *run) workCommand() *ucli.Command {
 // runner starts the commands of a pool and stops them on signals.
 type runner struct {
 	argv  []string
+	path  string // argv[0] looked up in $PATH once, or "" to look it up on each run
 	grace time.Duration
 	env   []string
 
@@ -62,7 +64,13 @@ func (rn *runner) run(ctx context.Context, b *sessions.Board, owner string, s se
 	for i, a := range rn.argv {
 		args[i] = strings.ReplaceAll(a, "{}", s.Path)
 	}
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var cmd *exec.Cmd
+	if rn.path != "" {
+		cmd = exec.CommandContext(ctx, rn.path, args[1:]...)
+		cmd.Args[0] = args[0] // what the user wrote, as a shell would pass it
+	} else {
+		cmd = exec.CommandContext(ctx, args[0], args[1:]...)
+	}
 	cmd.Env = append(append([]string{}, rn.env...),
 		"PICKUP_SESSION_ID="+s.ID, "PICKUP_SESSION_PATH="+s.Path, "PICKUP_OWNER="+owner, "PICKUP_DIR="+b.Dir)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -129,6 +137,15 @@ func (r *run) work(c *ucli.Context) error {
 		until = time.Now().Add(timeout)
 	}
 	rn := &runner{argv: argv, grace: c.Duration("grace"), env: os.Environ(), running: map[*exec.Cmd]bool{}}
+	// Look the command up in $PATH once, not once per session; $PATH does
+	// not change while pickup runs. A name with a slash is run as it is,
+	// and one that is not found (or only in a relative directory of $PATH)
+	// is left to each run, which reports the error as the run's failure.
+	if name := argv[0]; filepath.Base(name) == name && !strings.Contains(name, "{}") {
+		if lp, err := exec.LookPath(name); err == nil && filepath.IsAbs(lp) {
+			rn.path = lp
+		}
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
