@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,13 +107,6 @@ func parseCacheLine(line string) (name string, s Session, ok bool) {
 	return fields[0], s, true
 }
 
-// formatUnix writes a time as "seconds.nanoseconds" since the Unix epoch:
-// exact for any year, unlike a count of nanoseconds, and cheaper to parse
-// than RFC 3339.
-func formatUnix(t time.Time) string {
-	return strconv.FormatInt(t.Unix(), 10) + "." + strconv.Itoa(t.Nanosecond())
-}
-
 func parseUnix(s string) (time.Time, error) {
 	sec, nsec, ok := strings.Cut(s, ".")
 	if !ok {
@@ -135,27 +127,70 @@ func parseUnix(s string) (time.Time, error) {
 // sorts list in board order.
 func (b *Board) saveCache(key string, list []Session) {
 	Sort(list)
-	var buf bytes.Buffer
-	buf.Grow(len(list)*96 + len(cacheHeader) + 1)
-	buf.WriteString(cacheHeader)
-	buf.WriteByte('\n')
-	for _, s := range list {
-		buf.WriteString(filepath.Base(s.Path))
-		for _, f := range []string{
-			strconv.FormatUint(s.ino, 10), strconv.FormatInt(s.mtime, 10), strconv.FormatInt(s.size, 10),
-			strconv.Itoa(int(s.Priority)), formatUnix(s.CreatedAt), strconv.Itoa(s.Attempts),
-			escape(s.Title), joinList(s.Tags), joinList(s.DependsOn), escape(s.Problem),
-		} {
-			buf.WriteByte('\t')
-			buf.WriteString(f)
-		}
-		buf.WriteByte('\n')
+	// Appended field by field, with no string per field: on a cold listing
+	// of 100,000 sessions this runs once per session.
+	buf := make([]byte, 0, len(list)*96+len(cacheHeader)+1)
+	buf = append(buf, cacheHeader...)
+	buf = append(buf, '\n')
+	for i := range list {
+		s := &list[i]
+		buf = append(buf, filepath.Base(s.Path)...)
+		buf = append(buf, '\t')
+		buf = strconv.AppendUint(buf, s.ino, 10)
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, s.mtime, 10)
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, s.size, 10)
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, int64(s.Priority), 10)
+		buf = append(buf, '\t')
+		buf = appendUnix(buf, s.CreatedAt)
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, int64(s.Attempts), 10)
+		buf = append(buf, '\t')
+		buf = appendEscaped(buf, s.Title)
+		buf = append(buf, '\t')
+		buf = appendList(buf, s.Tags)
+		buf = append(buf, '\t')
+		buf = appendList(buf, s.DependsOn)
+		buf = append(buf, '\t')
+		buf = appendEscaped(buf, s.Problem)
+		buf = append(buf, '\n')
 	}
 	dir := filepath.Dir(b.cachePath(key))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
-	_ = fsx.WriteReplace(b.cachePath(key), buf.Bytes(), 0o644, false)
+	_ = fsx.WriteReplace(b.cachePath(key), buf, 0o644, false)
+}
+
+// appendUnix appends a time as "seconds.nanoseconds" since the Unix epoch:
+// exact for any year, unlike a count of nanoseconds, and cheaper to parse
+// than RFC 3339.
+func appendUnix(buf []byte, t time.Time) []byte {
+	buf = strconv.AppendInt(buf, t.Unix(), 10)
+	buf = append(buf, '.')
+	return strconv.AppendInt(buf, int64(t.Nanosecond()), 10)
+}
+
+// appendEscaped appends s with backslash, tab, newline and the list
+// separator escaped, so that it fits in one field of one line.
+func appendEscaped(buf []byte, s string) []byte {
+	if !strings.ContainsAny(s, "\\\t\n\x1f") {
+		return append(buf, s...)
+	}
+	return append(buf, escaper.Replace(s)...)
+}
+
+// appendList appends a list as one field: escaped items joined by \x1f.
+func appendList(buf []byte, l []string) []byte {
+	for i, s := range l {
+		if i > 0 {
+			buf = append(buf, '\x1f')
+		}
+		buf = appendEscaped(buf, s)
+	}
+	return buf
 }
 
 func splitFields(line string, into []string) bool {
@@ -176,12 +211,7 @@ func splitFields(line string, into []string) bool {
 var escaper = strings.NewReplacer("\\", "\\\\", "\t", "\\t", "\n", "\\n", "\x1f", "\\u")
 var unescaper = strings.NewReplacer("\\\\", "\\", "\\t", "\t", "\\n", "\n", "\\u", "\x1f")
 
-func escape(s string) string {
-	if !strings.ContainsAny(s, "\\\t\n\x1f") {
-		return s
-	}
-	return escaper.Replace(s)
-}
+func escape(s string) string { return string(appendEscaped(nil, s)) }
 
 func unescape(s string) string {
 	if !strings.Contains(s, "\\") {
@@ -190,13 +220,7 @@ func unescape(s string) string {
 	return unescaper.Replace(s)
 }
 
-func joinList(l []string) string {
-	parts := make([]string, len(l))
-	for i, s := range l {
-		parts[i] = escape(s)
-	}
-	return strings.Join(parts, "\x1f")
-}
+func joinList(l []string) string { return string(appendList(nil, l)) }
 
 func splitList(s string) []string {
 	if s == "" {
