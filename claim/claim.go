@@ -166,7 +166,7 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 			if merr := os.MkdirAll(dstDir, 0o755); merr != nil {
 				return &Error{Op: op, ID: id, From: src, To: dst, Err: merr}
 			}
-			if serr := c.syncDirs(filepath.Dir(dstDir)); serr != nil {
+			if serr := c.syncDirs(c.changed(filepath.Dir(dstDir))); serr != nil {
 				return &Error{Op: op, ID: id, From: src, To: dst, Err: serr}
 			}
 			err = fsx.RenameNoReplace(src, dst)
@@ -179,7 +179,7 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 		// blocks on its own fsync, so the destination goes first: a crash
 		// between the two leaves the session in both places (which doctor
 		// repairs), never in neither.
-		if serr := c.syncDirs(filepath.Dir(dst), filepath.Dir(src)); serr != nil {
+		if serr := c.syncDirs(c.changed(filepath.Dir(dst)), c.changed(filepath.Dir(src))); serr != nil {
 			return &Error{Op: op, ID: id, From: src, To: dst, Err: fmt.Errorf("sync: %w", serr)}
 		}
 		// History: one line in the event log (and in commit mode one git
@@ -255,16 +255,38 @@ func (c *Client) record(e sessions.Event) error {
 	return c.log.Record(e)
 }
 
-// syncDirs fsyncs directories, unless the board is NoSync. Goroutines of
-// one client share fsyncs: a transition is covered by any fsync of its
-// directory that starts after its rename, so one fsync serves every
-// goroutine that renamed in that directory while the previous one ran.
-func (c *Client) syncDirs(dirs ...string) error {
+// syncPoint is a directory just changed, and how many of its fsyncs had
+// started by then: any fsync that starts later covers the change.
+type syncPoint struct {
+	dir   string
+	s     *dirSync
+	after uint64
+}
+
+// changed returns the sync point of a change just made in dir (nothing to
+// sync if the board is NoSync).
+func (c *Client) changed(dir string) syncPoint {
 	if c.Board.NoSync {
-		return nil
+		return syncPoint{}
 	}
-	for _, d := range dirs {
-		if err := c.syncs.get(d).sync(d); err != nil {
+	s := c.syncs.get(dir)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return syncPoint{dir: dir, s: s, after: s.started}
+}
+
+// syncDirs makes the changes of the given sync points durable, in order.
+// Goroutines of one client share fsyncs: a change is covered by any fsync
+// of its directory that started after it, so one fsync serves every
+// goroutine that changed the directory before it started, and one that
+// finds such an fsync done (another goroutine's, while it was syncing
+// another directory) needs none of its own.
+func (c *Client) syncDirs(points ...syncPoint) error {
+	for _, p := range points {
+		if p.s == nil {
+			continue
+		}
+		if err := p.s.sync(p.dir, p.after); err != nil {
 			return err
 		}
 	}
@@ -292,10 +314,7 @@ func (d *dirSyncs) get(dir string) *dirSync {
 	return s
 }
 
-// dirSync numbers the fsyncs of one directory. A caller needs the first
-// one that starts after it arrived: it starts that one itself if none is
-// running, or waits for the running one (which may have started before its
-// rename) and then for the next.
+// dirSync numbers the fsyncs of one directory, one at a time.
 type dirSync struct {
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -305,11 +324,13 @@ type dirSync struct {
 	err      error  // its error
 }
 
-func (s *dirSync) sync(dir string) error {
+// sync returns once an fsync numbered above after has finished: it starts
+// one if none is running, else waits for the running one and, if that one
+// started too early, for the next.
+func (s *dirSync) sync(dir string, after uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	want := s.started + 1
-	for s.finished < want {
+	for s.finished <= after {
 		if s.running {
 			s.cond.Wait()
 			continue
@@ -324,8 +345,8 @@ func (s *dirSync) sync(dir string) error {
 		s.finished, s.err = n, err
 		s.cond.Broadcast()
 	}
-	// The last fsync finished started after we arrived: its outcome is
-	// ours.
+	// The last fsync finished started after the change: its outcome is
+	// the change's.
 	return s.err
 }
 
