@@ -83,7 +83,8 @@ func (c *Client) Reopen(id string) (sessions.Session, error) {
 }
 
 func (c *Client) transition(op, id string, from sessions.State, fromOwner string, to sessions.State, toOwner string) (sessions.Session, error) {
-	if err := c.shift(op, id, from, fromOwner, to, toOwner); err != nil {
+	m, err := c.shift(op, id, from, fromOwner, to, toOwner)
+	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && errors.Is(err, ErrSessionNotAvailable) && e.State == to && e.Holder == toOwner &&
 			(op == "claim" || op == "reopen") {
@@ -92,18 +93,21 @@ func (c *Client) transition(op, id string, from sessions.State, fromOwner string
 		}
 		return sessions.Session{}, err
 	}
+	if err := c.commit(m); err != nil {
+		return sessions.Session{}, err
+	}
 	return c.read(to, toOwner, id)
 }
 
-// shift is a transition without reading the session back: it moves the
-// session and fences a reaped owner's release or done.
-func (c *Client) shift(op, id string, from sessions.State, fromOwner string, to sessions.State, toOwner string) error {
+// shift is the rename of a transition: it moves the session, fences a
+// reaped owner's release or done, and leaves the rest to commit.
+func (c *Client) shift(op, id string, from sessions.State, fromOwner string, to sessions.State, toOwner string) (moved, error) {
 	if err := sessions.ValidateID(id); err != nil {
-		return &Error{Op: op, ID: id, Err: err}
+		return moved{}, &Error{Op: op, ID: id, Err: err}
 	}
 	src := c.Board.Path(from, fromOwner, id)
 	dst := c.Board.Path(to, toOwner, id)
-	err := c.move(op, id, src, dst, true)
+	m, err := c.rename(op, id, src, dst, true)
 	var e *Error
 	if (op == "release" || op == "done") && errors.As(err, &e) &&
 		(errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound)) {
@@ -111,7 +115,7 @@ func (c *Client) shift(op, id string, from sessions.State, fromOwner string, to 
 			e.Err = ErrClaimLost // fenced: this owner was reaped
 		}
 	}
-	return err
+	return m, err
 }
 
 // Holds checks that this owner still holds session id. It fails with
@@ -144,17 +148,34 @@ func (c *Client) read(st sessions.State, owner, id string) (sessions.Session, er
 }
 
 // move renames src to dst without replacing, creating dst's directory if it
-// is missing, fsyncs both directories, and turns failures into *Error. With
-// locate, a missing source is told apart as not found or not available
-// (with where the session is now); without, it is ErrSessionNotAvailable:
-// next and reap, which lose races all the time, skip that look-up.
+// is missing, makes the transition durable and records it (rename, then
+// commit), and turns failures into *Error.
 func (c *Client) move(op, id, src, dst string, locate bool) error {
+	m, err := c.rename(op, id, src, dst, locate)
+	if err != nil {
+		return err
+	}
+	return c.commit(m)
+}
+
+// moved is a transition whose rename has happened, waiting for commit to
+// make it durable and record it.
+type moved struct {
+	op, id, src, dst string
+	dstSync, srcSync syncPoint
+}
+
+// rename is move without the commit. With locate, a missing source is told
+// apart as not found or not available (with where the session is now);
+// without, it is ErrSessionNotAvailable: next and reap, which lose races
+// all the time, skip that look-up.
+func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 	// Only regular files are sessions (Locate and List skip symlinks and
 	// special files): never move anything else. Callers without locate
 	// (next, reap) move what a listing just found to be a regular file.
 	if locate {
 		if info, lerr := os.Lstat(src); lerr == nil && !info.Mode().IsRegular() {
-			return &Error{Op: op, ID: id, From: src, To: dst, Err: ErrSessionNotFound}
+			return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: ErrSessionNotFound}
 		}
 	}
 	err := fsx.RenameNoReplace(src, dst)
@@ -164,29 +185,17 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 		dstDir := filepath.Dir(dst)
 		if _, serr := os.Lstat(dstDir); errors.Is(serr, fs.ErrNotExist) && exists(src) {
 			if merr := os.MkdirAll(dstDir, 0o755); merr != nil {
-				return &Error{Op: op, ID: id, From: src, To: dst, Err: merr}
+				return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: merr}
 			}
 			if serr := c.syncDirs(c.changed(filepath.Dir(dstDir))); serr != nil {
-				return &Error{Op: op, ID: id, From: src, To: dst, Err: serr}
+				return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: serr}
 			}
 			err = fsx.RenameNoReplace(src, dst)
 		}
 	}
 	if err == nil {
-		// Both directories, so that the transition survives a crash once
-		// it is reported: the entry present in the one, gone from the
-		// other. Filesystems without a journal write each directory's
-		// blocks on its own fsync, so the destination goes first: a crash
-		// between the two leaves the session in both places (which doctor
-		// repairs), never in neither.
-		if serr := c.syncDirs(c.changed(filepath.Dir(dst)), c.changed(filepath.Dir(src))); serr != nil {
-			return &Error{Op: op, ID: id, From: src, To: dst, Err: fmt.Errorf("sync: %w", serr)}
-		}
-		// History: one line in the event log (and in commit mode one git
-		// commit, through Board.OnEvent). The transition stands whatever
-		// becomes of them; the CLI reports their failures.
-		_ = c.record(sessions.Event{Op: op, ID: id, Owner: c.Owner, Src: src, Dst: dst})
-		return nil
+		return moved{op: op, id: id, src: src, dst: dst,
+			dstSync: c.changed(filepath.Dir(dst)), srcSync: c.changed(filepath.Dir(src))}, nil
 	}
 	e := &Error{Op: op, ID: id, From: src, To: dst, Err: err}
 	switch {
@@ -200,7 +209,43 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 	case errors.Is(err, syscall.EXDEV):
 		e.Err = ErrCrossDevice
 	}
-	return e
+	return moved{}, e
+}
+
+// commit makes transitions durable, then records them, in order. Each
+// one's two directories are fsynced, so that it survives a crash once it is
+// reported: the entry present in the one, gone from the other. Filesystems
+// without a journal write each directory's blocks on its own fsync, so the
+// destination goes first: a crash between the two leaves the session in
+// both places (which doctor repairs), never in neither. Transitions
+// committed together share the fsyncs of the directories they have in
+// common, and their event log lines share one fsync. The error is the first
+// fsync's that failed; every transition is recorded regardless, as it
+// happened.
+func (c *Client) commit(ms ...moved) error {
+	for _, err := range c.commitEach(ms...) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitEach is commit with each transition's own error.
+func (c *Client) commitEach(ms ...moved) []error {
+	errs := make([]error, len(ms))
+	events := make([]sessions.Event, len(ms))
+	for i, m := range ms {
+		if err := c.syncDirs(m.dstSync, m.srcSync); err != nil {
+			errs[i] = &Error{Op: m.op, ID: m.id, From: m.src, To: m.dst, Err: fmt.Errorf("sync: %w", err)}
+		}
+		events[i] = sessions.Event{Op: m.op, ID: m.id, Owner: c.Owner, Src: m.src, Dst: m.dst}
+	}
+	// History: one line per transition in the event log (and in commit
+	// mode one git commit each, through Board.OnEvent). The transitions
+	// stand whatever becomes of them; the CLI reports their failures.
+	_ = c.record(events...)
+	return errs
 }
 
 // locateTries is how many scans of the board must all miss a session before
@@ -245,14 +290,21 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// record appends a transition to the board's event log through the
-// client's open log (see sessions.EventLog), and passes it to OnEvent.
-func (c *Client) record(e sessions.Event) error {
+// record appends transitions to the board's event log through the
+// client's open log (see sessions.EventLog), and passes each to OnEvent.
+func (c *Client) record(events ...sessions.Event) error {
 	c.once.Do(func() { c.log = c.Board.OpenEventLog() })
 	if c.log.Board() != c.Board {
-		return c.Board.Record(e) // the caller gave the client another board
+		// The caller gave the client another board.
+		var first error
+		for _, e := range events {
+			if err := c.Board.Record(e); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
 	}
-	return c.log.Record(e)
+	return c.log.Record(events...)
 }
 
 // syncPoint is a directory just changed, and how many of its fsyncs had

@@ -63,18 +63,31 @@ func (q *Queue) Invalidate() {
 // directory, Next reports ErrNothingAvailable only after a second listing
 // finds nothing claimable either.
 func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
+	s, m, err := q.claim(ctx)
+	if err != nil {
+		return sessions.Session{}, err
+	}
+	if err := q.c.commit(m); err != nil {
+		return sessions.Session{}, err
+	}
+	return s, nil
+}
+
+// claim is Next without the commit: the session is renamed into doing/,
+// and the caller commits it (with another transition, say).
+func (q *Queue) claim(ctx context.Context) (sessions.Session, moved, error) {
 	c := q.c
 	if err := q.start(); err != nil {
-		return sessions.Session{}, &Error{Op: "next", Err: err}
+		return sessions.Session{}, moved{}, &Error{Op: "next", Err: err}
 	}
 	var l listings
 	for {
 		if err := ctx.Err(); err != nil {
-			return sessions.Session{}, &Error{Op: "next", Err: err}
+			return sessions.Session{}, moved{}, &Error{Op: "next", Err: err}
 		}
 		s, err := q.take(&l)
 		if err != nil {
-			return sessions.Session{}, err
+			return sessions.Session{}, moved{}, err
 		}
 		fresh, err := c.Board.Refresh(s)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -88,10 +101,11 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 			}
 			s = fresh
 		}
-		err = c.move("next", s.ID, s.Path, c.Board.Path(sessions.Doing, c.Owner, s.ID), false)
+		dst := c.Board.Path(sessions.Doing, c.Owner, s.ID)
+		m, err := c.rename("next", s.ID, s.Path, dst, false)
 		if err == nil {
-			s.State, s.Owner, s.Path = sessions.Doing, c.Owner, c.Board.Path(sessions.Doing, c.Owner, s.ID)
-			return s, nil
+			s.State, s.Owner, s.Path = sessions.Doing, c.Owner, dst
+			return s, m, nil
 		}
 		if errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound) {
 			continue // lost the race: take the next one
@@ -100,7 +114,7 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 			l.conflict(s.ID) // doctor's business; another may still be claimable
 			continue
 		}
-		return sessions.Session{}, err
+		return sessions.Session{}, moved{}, err
 	}
 }
 

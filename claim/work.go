@@ -36,7 +36,10 @@ type WorkSummary struct {
 // Pool runs a function for sessions, Jobs at a time: each worker claims the
 // next session, runs it, and moves it on: done when Run succeeds, back to
 // todo/ with the attempt counted when it fails, to failed/ after
-// MaxAttempts failures.
+// MaxAttempts failures. Every transition is durable (unless the board is
+// NoSync) before it is reported and before Run is called for a claimed
+// session; the workers share the fsyncs that take, and a worker's done and
+// its next claim are made durable together.
 type Pool struct {
 	Client      *Client
 	Jobs        int
@@ -115,15 +118,47 @@ func (p *Pool) worker(stop context.Context, w int, q *Queue, emit func(WorkEvent
 		claiming, cancel = context.WithDeadline(stop, p.Until)
 		defer cancel()
 	}
+	// A run that succeeded leaves its session renamed into done/ but not
+	// yet committed: the next claim's rename comes first, so that the two
+	// transitions share their fsyncs (doing/<owner>/ and the event log).
+	// The done is reported once it is durable, and the next command starts
+	// once its claim is, as if each were committed on its own.
+	var finished *finishedRun
+	reportDone := func(d finishedRun, err error) {
+		if err != nil {
+			emit(WorkEvent{Event: "lost", ID: d.s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })
+			return
+		}
+		emit(WorkEvent{Event: "done", ID: d.s.ID, Worker: w, Attempt: d.s.Attempts + 1}, func(x *WorkSummary) { x.Done++ })
+	}
 	for {
 		if claiming.Err() != nil {
+			if finished != nil {
+				reportDone(*finished, c.commit(finished.m))
+			}
 			return nil
 		}
 		var s sessions.Session
 		var err error
-		if p.Wait {
+		switch {
+		case finished != nil:
+			d := *finished
+			finished = nil
+			var m moved
+			if s, m, err = q.claim(stop); err == nil {
+				errs := c.commitEach(d.m, m)
+				reportDone(d, errs[0])
+				err = errs[1]
+				break
+			}
+			// Nothing to share the fsyncs with.
+			reportDone(d, c.commit(d.m))
+			if p.Wait && errors.Is(err, ErrNothingAvailable) && claiming.Err() == nil {
+				s, err = q.Wait(claiming, WaitOptions{})
+			}
+		case p.Wait:
 			s, err = q.Wait(claiming, WaitOptions{})
-		} else {
+		default:
 			s, err = q.Next(stop)
 		}
 		if errors.Is(err, ErrNothingAvailable) || stop.Err() != nil {
@@ -153,12 +188,13 @@ func (p *Pool) worker(stop context.Context, w int, q *Queue, emit func(WorkEvent
 			return nil
 		}
 		if runErr == nil {
-			// Nothing reads the finished session: do not read it back.
-			if err := c.shift("done", s.ID, sessions.Doing, c.Owner, sessions.Done, ""); err != nil {
+			// Nothing reads the finished session: it is not read back.
+			m, err := c.shift("done", s.ID, sessions.Doing, c.Owner, sessions.Done, "")
+			if err != nil {
 				emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })
 				continue
 			}
-			emit(WorkEvent{Event: "done", ID: s.ID, Worker: w, Attempt: s.Attempts + 1}, func(x *WorkSummary) { x.Done++ })
+			finished = &finishedRun{s: s, m: m}
 			continue
 		}
 		attempt := s.Attempts + 1
@@ -174,6 +210,13 @@ func (p *Pool) worker(stop context.Context, w int, q *Queue, emit func(WorkEvent
 				return WorkEvent{Event: "failed", ID: s.ID, Worker: w, Attempt: attempt, Error: runErr.Error()}, func(x *WorkSummary) { x.Failed++ }
 			})
 	}
+}
+
+// finishedRun is a session whose run succeeded, renamed into done/ and
+// waiting to be committed.
+type finishedRun struct {
+	s sessions.Session
+	m moved
 }
 
 // recordFailure writes the attempt count and the error into the claimed

@@ -250,33 +250,56 @@ func (b *Board) OpenEventLog() *EventLog {
 // Board returns the board the log belongs to.
 func (l *EventLog) Board() *Board { return l.b }
 
-// Record is Board.Record through l: it appends e (a transition that has
-// just happened) and passes it to the board's OnEvent.
-func (l *EventLog) Record(e Event) error {
-	e = l.b.NewEvent(e)
-	err := l.Append(e)
+// Record is Board.Record through l, for one or more transitions that have
+// just happened, in order: it appends them (see Append) and passes each to
+// the board's OnEvent with the append's error.
+func (l *EventLog) Record(events ...Event) error {
+	for i := range events {
+		events[i] = l.b.NewEvent(events[i])
+	}
+	err := l.Append(events...)
 	if l.b.OnEvent != nil {
-		l.b.OnEvent(e, err)
+		for _, e := range events {
+			l.b.OnEvent(e, err)
+		}
 	}
 	return err
 }
 
-// Append appends one event, like Board.AppendEvent.
-func (l *EventLog) Append(e Event) error {
-	line, e, err := l.b.eventLine(e)
-	if err != nil {
-		return err
+// Append appends events, like Board.AppendEvent, one line (one write(2))
+// each and in order, and makes them durable with one fsync.
+func (l *EventLog) Append(events ...Event) error {
+	type written struct {
+		f   *logFile
+		seq uint64
 	}
-	f, seq, err := l.write(line)
-	if err != nil {
-		return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
+	var done []written
+	defer func() {
+		for _, w := range done {
+			l.state.release(w.f)
+		}
+	}()
+	for _, e := range events {
+		line, e, err := l.b.eventLine(e)
+		if err != nil {
+			return err
+		}
+		f, seq, err := l.write(line)
+		if err != nil {
+			return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
+		}
+		done = append(done, written{f, seq})
 	}
-	defer l.state.release(f)
 	if l.b.NoSync {
 		return nil
 	}
-	if err := f.sync(seq, l.path); err != nil {
-		return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
+	// Backwards: the last line written to a file covers the ones before
+	// it, so one fsync serves them all (more only if the log was replaced
+	// in between).
+	for i := len(done) - 1; i >= 0; i-- {
+		if err := done[i].f.sync(done[i].seq, l.path); err != nil {
+			return fmt.Errorf("append event: %w", err)
+		}
 	}
 	return nil
 }

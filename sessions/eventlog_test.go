@@ -289,7 +289,7 @@ func TestEventLogAppendHelper(t *testing.T) {
 	if p%2 == 1 {
 		l := b.OpenEventLog()
 		defer l.Close()
-		appendEvent = l.Append
+		appendEvent = func(e Event) error { return l.Append(e) }
 	}
 	pad := strings.Repeat("x", 200) // lines of ~400 bytes: plenty to tear
 	for n := range lines {
@@ -398,8 +398,9 @@ func TestEventLogFollowsTheFile(t *testing.T) {
 }
 
 // TestEventLogSharedAppends: goroutines append at once through one
-// EventLog, through EventLogs of their own and with AppendEvent, fsyncing:
-// every line arrives once and whole, each goroutine's in its order.
+// EventLog (one line or two at a time), through EventLogs of their own and
+// with AppendEvent, fsyncing: every line arrives once and whole, each
+// goroutine's in its order.
 func TestEventLogSharedAppends(t *testing.T) {
 	const goroutines, lines = 12, 40
 	b := eventlogBoard(t)
@@ -410,20 +411,27 @@ func TestEventLogSharedAppends(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			appendEvent := shared.Append
-			switch g % 3 {
-			case 1:
-				own := b.OpenEventLog()
-				defer own.Close()
-				appendEvent = own.Append
-			case 2:
-				appendEvent = b.AppendEvent
+			ev := func(n int) Event {
+				return Event{Op: "claim", ID: "s1", To: "doing/a", Reason: fmt.Sprintf("%d %d", g, n)}
 			}
-			for n := range lines {
-				if err := appendEvent(Event{Op: "claim", ID: "s1", To: "doing/a", Reason: fmt.Sprintf("%d %d", g, n)}); err != nil {
-					t.Error(err)
-					return
+			var err error
+			for n := 0; n < lines && err == nil; n++ {
+				switch g % 4 {
+				case 0:
+					err = shared.Append(ev(n))
+				case 1:
+					own := b.OpenEventLog()
+					err = own.Append(ev(n))
+					own.Close()
+				case 2:
+					err = b.AppendEvent(ev(n))
+				case 3:
+					err = shared.Append(ev(n), ev(n+1))
+					n++
 				}
+			}
+			if err != nil {
+				t.Error(err)
 			}
 		}()
 	}
