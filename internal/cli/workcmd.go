@@ -54,9 +54,13 @@ type runner struct {
 	grace time.Duration
 	env   []string
 
-	mu      sync.Mutex
-	sig     os.Signal
-	running map[*exec.Cmd]bool
+	mu  sync.Mutex
+	sig os.Signal
+	// fromTerminal: sig is a Ctrl-C that the commands got from the
+	// terminal too (they are in pickup's process group); they are not sent
+	// it again, only killed after grace.
+	fromTerminal bool
+	running      map[*exec.Cmd]bool
 }
 
 func (rn *runner) run(ctx context.Context, b *sessions.Board, owner string, s sessions.Session) error {
@@ -76,8 +80,11 @@ func (rn *runner) run(ctx context.Context, b *sessions.Board, owner string, s se
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.Cancel = func() error {
 		rn.mu.Lock()
-		sig := rn.sig
+		sig, fromTerminal := rn.sig, rn.fromTerminal
 		rn.mu.Unlock()
+		if fromTerminal {
+			return nil // WaitDelay kills it if it outlives grace
+		}
 		if sig == nil {
 			sig = syscall.SIGTERM
 		}
@@ -154,10 +161,15 @@ func (r *run) work(c *ucli.Context) error {
 		n := 0
 		for sig := range sigs {
 			if n++; n == 1 {
+				fromTerminal := sig == os.Interrupt && r.env.InForeground != nil && r.env.InForeground()
 				rn.mu.Lock()
-				rn.sig, interrupted = sig, sig
+				rn.sig, interrupted, rn.fromTerminal = sig, sig, fromTerminal
 				rn.mu.Unlock()
-				fmt.Fprintf(r.env.Stderr, "pickup: %s: stopping; running commands get %s and %s to finish (again to kill now)\n", sig, sig, rn.grace)
+				if fromTerminal {
+					fmt.Fprintf(r.env.Stderr, "pickup: %s: stopping; running commands got it from the terminal too and have %s to finish (again to kill now)\n", sig, rn.grace)
+				} else {
+					fmt.Fprintf(r.env.Stderr, "pickup: %s: stopping; running commands get %s and %s to finish (again to kill now)\n", sig, sig, rn.grace)
+				}
 				cancel()
 				continue
 			}
