@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -119,6 +120,9 @@ func (e *env) remove(dir string) {
 func main() {
 	if os.Getenv(noopEnv) == "1" {
 		return
+	}
+	if os.Getenv(rssEnv) == "1" {
+		os.Exit(reportChildRSS(os.Args[1:]))
 	}
 	e := &env{}
 	flag.StringVar(&e.bin, "bin", "", "the pickup binary to time (required; scripts/bench builds it)")
@@ -562,7 +566,6 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 		}
 	}
 	var walls, cpus []time.Duration
-	var rss int64
 	runs := e.listRuns
 	if cold {
 		runs = e.coldRuns
@@ -578,7 +581,15 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 			return row, err
 		}
 		walls, cpus = append(walls, r.wall), append(cpus, r.cpu)
-		rss = max(rss, r.maxRSSKiB)
+	}
+	if cold {
+		if err := os.RemoveAll(cache); err != nil {
+			return row, err
+		}
+	}
+	rss, err := peakRSS(e, args...)
+	if err != nil {
+		return row, err
 	}
 	slices.Sort(walls)
 	slices.Sort(cpus)
@@ -590,14 +601,66 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 
 // --- processes and figures --------------------------------------------------
 
+// rssEnv makes the driver run the command in its arguments and report the
+// command's peak RSS (see peakRSS).
+const rssEnv = "BENCHTOOL_RSS"
+
+// rssPrefix starts the line on which reportChildRSS reports.
+const rssPrefix = "benchtool: peak RSS KiB: "
+
+// peakRSS runs pickup with args once, through a fresh copy of this driver,
+// and returns pickup's peak RSS in KiB. Not directly: a child started from
+// this driver inherits its high-water mark (ru_maxrss survives exec, and
+// this driver holds the boards it wrote), so the figure would be the
+// driver's own whenever it is the larger.
+func peakRSS(e *env, args ...string) (int64, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(self, append([]string{e.bin}, args...)...)
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "PICKUP_") }), rssEnv+"=1")
+	cmd.Stdout = e.devnull
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("pickup %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	_, after, ok := strings.Cut(stderr.String(), rssPrefix)
+	if !ok {
+		return 0, fmt.Errorf("pickup %s: no peak RSS reported: %s", strings.Join(args, " "), stderr.String())
+	}
+	return strconv.ParseInt(strings.TrimSpace(after), 10, 64)
+}
+
+// reportChildRSS runs argv, then prints its peak RSS on stderr and returns
+// its exit code: this process is small, so the child inherits no big
+// high-water mark from it.
+func reportChildRSS(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		kib := int64(ru.Maxrss)
+		if runtime.GOOS == "darwin" {
+			kib /= 1024 // bytes there
+		}
+		fmt.Fprintf(os.Stderr, "\n%s%d\n", rssPrefix, kib)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
 type procResult struct {
-	wall      time.Duration
-	cpu       time.Duration // user + system
-	maxRSSKiB int64
+	wall time.Duration
+	cpu  time.Duration // user + system
 }
 
 // runProc runs the pickup binary with args, stdout to /dev/null, and
-// returns its wall time (from before fork to after wait) and peak RSS. The
+// returns its wall time (from before fork to after wait) and CPU time. The
 // environment is the driver's without PICKUP_* variables, so fsync is on
 // unless args say --no-sync.
 func runProc(e *env, args ...string) (procResult, error) {
@@ -627,10 +690,6 @@ func runCmd(e *env, cmd *exec.Cmd) (procResult, error) {
 	r := procResult{wall: wall}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		r.maxRSSKiB = int64(ru.Maxrss) // KiB on Linux
-		if runtime.GOOS == "darwin" {
-			r.maxRSSKiB /= 1024 // bytes there
-		}
 	}
 	return r, nil
 }
