@@ -187,6 +187,7 @@ func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 			if merr := os.MkdirAll(dstDir, 0o755); merr != nil {
 				return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: merr}
 			}
+			// The new directory's entry in its parent must survive too.
 			if serr := c.syncDirs(c.changed(filepath.Dir(dstDir))); serr != nil {
 				return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: serr}
 			}
@@ -212,16 +213,24 @@ func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 	return moved{}, e
 }
 
-// commit makes transitions durable, then records them, in order. Each
-// one's two directories are fsynced, so that it survives a crash once it is
-// reported: the entry present in the one, gone from the other. Filesystems
-// without a journal write each directory's blocks on its own fsync, so the
-// destination goes first: a crash between the two leaves the session in
-// both places (which doctor repairs), never in neither. Transitions
-// committed together share the fsyncs of the directories they have in
-// common, and their event log lines share one fsync. The error is the first
-// fsync's that failed; every transition is recorded regardless, as it
-// happened.
+// commit makes transitions durable, then records them, in order. Unless
+// the board is NoSync, each transition needs three fsyncs before it is
+// reported (or, for a claim, worked on):
+//
+//   - the destination directory: the session's new place survives a crash
+//     (else the session may be found back where it was, or, on a
+//     filesystem without a journal, nowhere);
+//   - then the source directory: its old place is gone for good (else a
+//     crash may leave a second copy, which next refuses until doctor
+//     repairs it); destination first, so that a crash between the two
+//     leaves two copies, never none;
+//   - the event log, after its line is written: history is never lost.
+//
+// Transitions committed together share the fsyncs of the directories they
+// have in common, and their event log lines share one fsync; goroutines of
+// the client share them too (see syncDirs, sessions.EventLog). The error
+// is the first fsync's that failed; every transition is recorded
+// regardless, as it happened.
 func (c *Client) commit(ms ...moved) error {
 	for _, err := range c.commitEach(ms...) {
 		if err != nil {
