@@ -269,8 +269,11 @@ func TestCommitterModes(t *testing.T) {
 		t.Errorf("a failed append was not reported: %q", stderr.String())
 	}
 
+	// In this order: "env" removes the config file that "config" needs (a
+	// map's random order made this test fail now and then).
 	os.WriteFile(filepath.Join(b.Dir, sessions.ConfigFile), []byte("commit: true\n"), 0o644)
-	for name, c := range map[string]*committer{"config": {}, "env": {}, "flag": {}} {
+	for _, name := range []string{"config", "env", "flag"} {
+		c := &committer{}
 		switch name {
 		case "config":
 			c.attach(b, false, env(""))
