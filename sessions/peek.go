@@ -80,7 +80,8 @@ func (b *Board) Peek(st State, n int) (first []Session, more int, ok bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		s.ID = string(name[:len(name)-len(".md")])
+		id, _ := bytes.CutSuffix(name, []byte(".md")) // present, so a session name
+		s.ID = string(id)
 		s.State, s.Path = st, dir+string(filepath.Separator)+string(name)
 		first = append(first, s)
 	}
