@@ -11,42 +11,63 @@ import (
 const peekSize = 16
 
 // candidates lists todo/ in order, without the sessions that wait on
-// dependencies or that skip names, and says how many waited on
-// dependencies.
+// dependencies or whose destination holds a copy (l.conflicts), and says how
+// many waited on dependencies.
 //
 // A Queue without a snapshot takes one session per listing, so it only
 // needs the best few: it peeks at them through the listing cache, which
 // costs no file read and no allocation per session. It lists all of todo/
 // when the cache cannot answer, or when none of the best few can be taken
-// but others exist beyond them.
-func (q *Queue) candidates(skip func(id string) bool) ([]sessions.Session, int, error) {
+// but others exist beyond them. A Queue with a snapshot keeps a lineup of
+// todo/ from the cache, whose sessions it decodes one at a time as their
+// turn comes: draining a big board, it finds most of them taken by other
+// claimers and needs only their ids.
+func (q *Queue) candidates(l *listings) (*ordered, int, error) {
 	// Heal the queue first: sessions of owners whose process is gone go
 	// back to todo/. Cheap when doing/ holds no other owner with a lease.
 	leases := &Leases{Board: q.c.Board}
 	if _, err := leases.Reap(ReapOptions{OnlyDead: true, Except: q.c.Owner}); err != nil {
 		return nil, 0, err
 	}
-	deps := q.depsDone()
-	if q.opts.Snapshot <= 0 {
-		first, more, ok := q.c.Board.Peek(sessions.Todo, peekSize)
+	ready := q.depsDone()
+	b := q.c.Board
+	switch {
+	case l.full:
+	case q.opts.Snapshot <= 0:
+		first, more, ok := b.Peek(sessions.Todo, peekSize)
 		if ok {
-			ready, blocked := filterReady(first, skip, deps)
-			if len(ready) > 0 || more == 0 {
-				return ready, blocked, nil
+			list, blocked := filterReady(first, l.conflicts, ready)
+			if len(list) > 0 || more == 0 {
+				return newOrdered(list), blocked, nil
 			}
 		}
+	default:
+		if lineup, ok := b.Lineup(sessions.Todo); ok {
+			refs := make([]int32, 0, lineup.Len())
+			blocked := 0
+			for i := range lineup.Len() {
+				switch {
+				case len(l.conflicts) > 0 && l.conflicts[lineup.ID(i)]:
+				case !ready(lineup.DependsOn(i)):
+					blocked++
+				default:
+					refs = append(refs, int32(i))
+				}
+			}
+			return newLineupOrdered(lineup, refs), blocked, nil
+		}
 	}
-	list, err := q.c.Board.ScanState(sessions.Todo)
+	list, err := b.ScanState(sessions.Todo)
 	if err != nil {
 		return nil, 0, err
 	}
-	ready, blocked := filterReady(list, skip, deps)
-	return ready, blocked, nil
+	list, blocked := filterReady(list, l.conflicts, ready)
+	return newOrdered(list), blocked, nil
 }
 
-// depsDone returns a function that reports whether every dependency of a
-// session is done, looking each one up once.
-func (q *Queue) depsDone() func(sessions.Session) bool {
+// depsDone returns a function that reports whether every one of a
+// session's dependencies is done, looking each one up once.
+func (q *Queue) depsDone() func(dependsOn []string) bool {
 	var done map[string]bool
 	isDone := func(id string) bool {
 		d, ok := done[id]
@@ -60,8 +81,8 @@ func (q *Queue) depsDone() func(sessions.Session) bool {
 		}
 		return d
 	}
-	return func(s sessions.Session) bool {
-		for _, dep := range s.DependsOn {
+	return func(dependsOn []string) bool {
+		for _, dep := range dependsOn {
 			if !isDone(dep) {
 				return false
 			}
@@ -73,13 +94,13 @@ func (q *Queue) depsDone() func(sessions.Session) bool {
 // filterReady keeps, in place, the sessions that skip does not name and
 // whose dependencies are done, and counts those left waiting on
 // dependencies.
-func filterReady(list []sessions.Session, skip func(id string) bool, ready func(sessions.Session) bool) ([]sessions.Session, int) {
+func filterReady(list []sessions.Session, skip map[string]bool, ready func(dependsOn []string) bool) ([]sessions.Session, int) {
 	out := list[:0]
 	blocked := 0
 	for _, s := range list {
 		switch {
-		case skip != nil && skip(s.ID):
-		case !ready(s):
+		case skip[s.ID]:
+		case !ready(s.DependsOn):
 			blocked++
 		default:
 			out = append(out, s)

@@ -146,6 +146,7 @@ type listings struct {
 	// Sessions whose destination already holds a copy (after a merge) can
 	// never be claimed until doctor repairs them: skipped for this call.
 	conflicts map[string]bool
+	full      bool // the listing cache failed this call: read todo/ in full
 }
 
 func (l *listings) conflict(id string) {
@@ -167,15 +168,22 @@ func (q *Queue) take(l *listings) (sessions.Session, error) {
 			q.pending = nil
 		}
 	}
-	for q.pending.empty() {
-		list, nblocked, err := q.candidates(func(id string) bool { return l.conflicts[id] })
+	for {
+		if !q.pending.empty() {
+			s, ok := q.pending.next()
+			if ok {
+				return s, nil
+			}
+			q.pending, l.full = nil, true // a damaged cache line
+		}
+		pending, nblocked, err := q.candidates(l)
 		if err != nil {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
 		}
-		q.pending, q.listed, q.blocked, l.blocked = newOrdered(list), time.Now(), nblocked, nblocked
-		if len(list) > 0 {
+		q.pending, q.listed, q.blocked, l.blocked = pending, time.Now(), nblocked, nblocked
+		if !pending.empty() {
 			l.empty = 0
-			break
+			continue
 		}
 		if l.empty++; l.empty >= 2 {
 			err := ErrNothingAvailable
@@ -188,7 +196,6 @@ func (q *Queue) take(l *listings) (sessions.Session, error) {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
 		}
 	}
-	return q.pending.next(), nil
 }
 
 // renew brings an expired snapshot up to date without listing todo/ again
@@ -210,12 +217,12 @@ func (q *Queue) renew() bool {
 		return false
 	}
 	held := map[string]int32{}
-	q.pending.left(func(i int32, id string) { held[id] = i })
+	q.pending.left(func(ref int32, id string) { held[id] = ref })
 	entries, err := fsx.ReadDirIno(b.StateDir(sessions.Todo, ""))
 	if err != nil {
 		return false
 	}
-	present := make([]bool, len(q.pending.list))
+	present := make([]bool, q.pending.refs())
 	for _, e := range entries {
 		id, ok := sessions.IsSessionName(e.Name)
 		if !ok || e.Type&(fs.ModeDir|fs.ModeSymlink|fs.ModeDevice) != 0 {
@@ -228,12 +235,12 @@ func (q *Queue) renew() bool {
 		present[i] = true
 	}
 	ready := q.depsDone()
-	for _, i := range held {
-		if present[i] && !ready(q.pending.list[i]) {
+	for _, ref := range held {
+		if present[ref] && !ready(q.pending.dependsOn(ref)) {
 			return false
 		}
 	}
-	q.pending.keep(func(i int32) bool { return present[i] })
+	q.pending.keep(func(ref int32) bool { return present[ref] })
 	q.listed = time.Now()
 	return true
 }

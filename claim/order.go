@@ -8,16 +8,30 @@ import (
 	"github.com/pickup-dev/pickup/sessions"
 )
 
-// ordered hands out sessions in board order (sessions.Compare). It starts
-// as a heap: building one costs O(n) against O(n log n) for a sort, and a
-// one-shot next needs only the first one or two of a listing. Once more
-// than a few have been taken (a Queue draining a snapshot takes them all),
-// it sorts what is left, and each next one then costs nothing.
+// ordered hands out sessions in board order (sessions.Compare), from two
+// sources merged: a lineup (sessions.Lineup: already in order, each session
+// decoded when its turn comes) and sessions given as values (a full
+// listing, or a candidate put back after an edit).
 //
-// It orders compact keys rather than the sessions themselves: comparing
-// two keys reads 40 bytes next to each other instead of two Session values
-// scattered over a listing of thousands.
+// The values start as a heap: building one costs O(n) against O(n log n)
+// for a sort, and a one-shot next needs only the first one or two of a
+// listing. Once more than a few have been taken (a Queue draining a
+// snapshot takes them all), it sorts what is left, and each next one then
+// costs nothing. It orders compact keys rather than the sessions
+// themselves: comparing two keys reads 40 bytes next to each other instead
+// of two Session values scattered over a listing of thousands.
+//
+// Each session has a ref, stable while the ordered lives: a lineup's
+// session i has ref i, values come after them (ref lineup.Len()+index in
+// list).
 type ordered struct {
+	lineup *sessions.Lineup
+	lrefs  []int32           // refs of the lineup's sessions left, in order, from lpos on
+	lpos   int               //
+	head   *sessions.Session // the lineup's next session, once decoded
+	bad    bool              // a lineup line did not decode: list instead
+
+	base   int32 // refs of values start here
 	list   []sessions.Session
 	keys   []orderKey // a heap, or sorted from pos on
 	sorted bool
@@ -31,11 +45,11 @@ type orderKey struct {
 	nsec int32
 	sec  int64
 	id   string
-	i    int32 // index in list
+	i    int32 // ref of the session
 }
 
-func keyOf(s sessions.Session, i int) orderKey {
-	return orderKey{prio: s.Priority, sec: s.CreatedAt.Unix(), nsec: int32(s.CreatedAt.Nanosecond()), id: s.ID, i: int32(i)}
+func keyOf(s sessions.Session, ref int32) orderKey {
+	return orderKey{prio: s.Priority, sec: s.CreatedAt.Unix(), nsec: int32(s.CreatedAt.Nanosecond()), id: s.ID, i: ref}
 }
 
 // compareKeys orders keys exactly as sessions.Compare orders their
@@ -60,20 +74,59 @@ const sortAfter = 16
 func newOrdered(list []sessions.Session) *ordered {
 	o := &ordered{list: list, keys: make([]orderKey, len(list))}
 	for i, s := range list {
-		o.keys[i] = keyOf(s, i)
+		o.keys[i] = keyOf(s, int32(i))
 	}
 	heap.Init((*keyHeap)(o))
 	return o
 }
 
-// empty reports whether nothing is left (a nil ordered is empty).
-func (o *ordered) empty() bool { return o == nil || o.pos == len(o.keys) }
+// newLineupOrdered hands out the sessions of lineup whose refs (indexes in
+// the lineup) are given, in the lineup's order.
+func newLineupOrdered(lineup *sessions.Lineup, refs []int32) *ordered {
+	return &ordered{lineup: lineup, lrefs: refs, base: int32(lineup.Len())}
+}
 
-// next removes and returns the first session in board order.
-func (o *ordered) next() sessions.Session {
+// empty reports whether nothing is left (a nil ordered is empty).
+func (o *ordered) empty() bool {
+	return o == nil || (o.lpos == len(o.lrefs) && o.valuesEmpty())
+}
+
+func (o *ordered) valuesEmpty() bool { return o.pos == len(o.keys) }
+
+// next removes and returns the first session in board order. It reports
+// false if the lineup turned out damaged: the caller lists instead.
+func (o *ordered) next() (sessions.Session, bool) {
+	if o.lpos < len(o.lrefs) {
+		if o.head == nil {
+			s, ok := o.lineup.Session(int(o.lrefs[o.lpos]))
+			if !ok {
+				o.bad = true
+				return sessions.Session{}, false
+			}
+			o.head = &s
+		}
+		if o.valuesEmpty() || compareKeys(keyOf(*o.head, 0), o.firstValue()) <= 0 {
+			s := *o.head
+			o.head = nil
+			o.lpos++
+			return s, true
+		}
+	}
+	return o.nextValue(), true
+}
+
+// firstValue is the key of the first session given as a value.
+func (o *ordered) firstValue() orderKey {
+	if o.sorted {
+		return o.keys[o.pos]
+	}
+	return o.keys[0] // the heap's root
+}
+
+func (o *ordered) nextValue() sessions.Session {
 	if !o.sorted {
 		if o.taken++; o.taken <= sortAfter {
-			return o.list[heap.Pop((*keyHeap)(o)).(orderKey).i]
+			return o.list[heap.Pop((*keyHeap)(o)).(orderKey).i-o.base]
 		}
 		slices.SortFunc(o.keys, compareKeys)
 		o.sorted = true
@@ -81,13 +134,13 @@ func (o *ordered) next() sessions.Session {
 	k := o.keys[o.pos]
 	o.keys[o.pos] = orderKey{} // let the id go
 	o.pos++
-	return o.list[k.i]
+	return o.list[k.i-o.base]
 }
 
 // add puts a session (back) in the order.
 func (o *ordered) add(s sessions.Session) {
 	o.list = append(o.list, s)
-	k := keyOf(s, len(o.list)-1)
+	k := keyOf(s, o.base+int32(len(o.list)-1))
 	if !o.sorted {
 		heap.Push((*keyHeap)(o), k)
 		return
@@ -110,8 +163,14 @@ func (h *keyHeap) Pop() any {
 	return last
 }
 
-// left calls f with the index in list and the id of every session left.
-func (o *ordered) left(f func(i int32, id string)) {
+// refs is one more than the largest ref.
+func (o *ordered) refs() int { return int(o.base) + len(o.list) }
+
+// left calls f with the ref and the id of every session left.
+func (o *ordered) left(f func(ref int32, id string)) {
+	for _, ref := range o.lrefs[o.lpos:] {
+		f(ref, o.lineup.ID(int(ref)))
+	}
 	rest := o.keys
 	if o.sorted {
 		rest = o.keys[o.pos:]
@@ -121,8 +180,26 @@ func (o *ordered) left(f func(i int32, id string)) {
 	}
 }
 
+// dependsOn returns the depends_on of the session with ref.
+func (o *ordered) dependsOn(ref int32) []string {
+	if ref < o.base {
+		return o.lineup.DependsOn(int(ref))
+	}
+	return o.list[ref-o.base].DependsOn
+}
+
 // keep drops the sessions left for which keep returns false.
-func (o *ordered) keep(keep func(i int32) bool) {
+func (o *ordered) keep(keep func(ref int32) bool) {
+	if o.lpos < len(o.lrefs) {
+		kept := o.lrefs[:o.lpos]
+		for _, ref := range o.lrefs[o.lpos:] {
+			if keep(ref) {
+				kept = append(kept, ref)
+			}
+		}
+		o.lrefs = kept
+		o.head = nil
+	}
 	start := 0
 	if o.sorted {
 		start = o.pos

@@ -28,6 +28,9 @@ const cacheHeader = "pickup-cache 4"
 // cacheFields is the number of tab-separated fields of an entry line.
 const cacheFields = 11
 
+// dependsField is the index of depends_on among them.
+const dependsField = 9
+
 func (b *Board) cachePath(key string) string {
 	return filepath.Join(b.RuntimeDir(), "cache", key)
 }
@@ -102,7 +105,7 @@ func parseCacheLine(line string) (name string, s Session, ok bool) {
 	s.Priority = Priority(prio)
 	s.Title = unescape(fields[7])
 	s.Tags = splitList(fields[8])
-	s.DependsOn = splitList(fields[9])
+	s.DependsOn = splitList(fields[dependsField])
 	s.Problem = unescape(fields[10])
 	return fields[0], s, true
 }
@@ -157,11 +160,17 @@ func (b *Board) saveCache(key string, list []Session) {
 		buf = appendEscaped(buf, s.Problem)
 		buf = append(buf, '\n')
 	}
+	b.writeCache(key, buf)
+}
+
+// writeCache replaces the cache of key with data, a header and lines. It
+// is only a cache: a write that fails is left for the next listing.
+func (b *Board) writeCache(key string, data []byte) {
 	dir := filepath.Dir(b.cachePath(key))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
-	_ = fsx.WriteReplace(b.cachePath(key), buf, 0o644, false)
+	_ = fsx.WriteReplace(b.cachePath(key), data, 0o644, false)
 }
 
 // appendUnix appends a time as "seconds.nanoseconds" since the Unix epoch:

@@ -133,7 +133,7 @@ func (b *Board) scan(st State, owner string, validate bool) ([]Session, error) {
 		// Vanished, or not a regular file: not listed.
 		out = slices.DeleteFunc(out, func(s Session) bool { return s.ID == "" })
 	}
-	if read > 0 || cache.len() > len(out)+len(out)/2+16 {
+	if read > 0 || mostlyStale(cache.len(), len(out)) {
 		b.saveCache(key, out)
 	}
 	return out, nil

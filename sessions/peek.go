@@ -26,20 +26,47 @@ func (b *Board) Peek(st State, n int) (first []Session, more int, ok bool) {
 	if st == Doing {
 		return nil, 0, false
 	}
-	dir := b.StateDir(st, "")
 	data, release, err := fsx.MapFile(b.cachePath(string(st)))
 	if err != nil {
 		return nil, 0, false
 	}
 	defer release()
+	dir := b.StateDir(st, "")
+	matched, ok := b.walkCache(st, data, false, func(name, line []byte) bool {
+		if len(first) == n {
+			return true
+		}
+		s, ok := decodeCacheLine(dir, st, name, line)
+		if !ok {
+			return false
+		}
+		first = append(first, s)
+		return true
+	})
+	if !ok {
+		return nil, 0, false
+	}
+	return first, matched - len(first), true
+}
+
+// walkCache calls each, in board order, with the file name and the line of
+// every line of the listing cache data (of state st) whose file is in st's
+// directory with the inode the line gives. It reports how many lines
+// matched, and false if the cache cannot answer for the directory: a
+// session file without its line, an entry whose type the directory does
+// not report, a cache of the wrong format, each returning false (a line it
+// cannot decode), or, unless stale is true, a cache that is mostly lines of
+// sessions gone since. Only the directory is read: no session file is
+// opened.
+func (b *Board) walkCache(st State, data []byte, stale bool, each func(name, line []byte) bool) (matched int, ok bool) {
 	header, lines, _ := bytes.Cut(data, []byte("\n"))
 	if string(header) != cacheHeader {
-		return nil, 0, false
+		return 0, false
 	}
 	// The directory cannot hold more sessions than the cache has lines if
 	// the cache is to answer, which sizes the set once.
 	present := newNameSet(bytes.Count(lines, []byte("\n")))
-	err = fsx.ScanDir(dir, func(name []byte, ino uint64, typ fs.FileMode) {
+	err := fsx.ScanDir(b.StateDir(st, ""), func(name []byte, ino uint64, typ fs.FileMode) {
 		if !isSessionName(name) || typ&(fs.ModeDir|fs.ModeSymlink|fs.ModeDevice) != 0 {
 			return // scan skips these too
 		}
@@ -50,22 +77,19 @@ func (b *Board) Peek(st State, n int) (first []Session, more int, ok bool) {
 		present.add(name, ino)
 	})
 	if err != nil || present.unknown > 0 || present.overflow {
-		return nil, 0, false
+		return 0, false
 	}
-	if present.max > present.len+present.len/2+16 {
+	if !stale && mostlyStale(present.max, present.len) {
 		// Mostly lines of sessions gone since: let the listing rewrite
 		// the cache (by scan's rule) rather than skip them on every call.
-		return nil, 0, false
+		return 0, false
 	}
 	if present.len == 0 {
-		return nil, 0, true
+		return 0, true
 	}
-	rest := lines
 	// One pass over the cache, in board order: every present file must
-	// have its line (else the cache cannot answer), and the first n
-	// present lines are decoded.
-	matched := 0
-	for len(rest) > 0 {
+	// have its line, else the cache cannot answer.
+	for rest := lines; len(rest) > 0; {
 		var line []byte
 		line, rest, _ = bytes.Cut(rest, []byte("\n"))
 		name, ino, found := cacheLineKey(line)
@@ -73,22 +97,30 @@ func (b *Board) Peek(st State, n int) (first []Session, more int, ok bool) {
 			continue // gone since the cache was written, or malformed
 		}
 		matched++
-		if len(first) == n {
-			continue
+		if !each(name, line) {
+			return 0, false
 		}
-		_, s, ok := parseCacheLine(string(line))
-		if !ok {
-			return nil, 0, false
-		}
-		id, _ := bytes.CutSuffix(name, []byte(".md")) // present, so a session name
-		s.ID = string(id)
-		s.State, s.Path = st, dir+string(filepath.Separator)+string(name)
-		first = append(first, s)
 	}
-	if matched != present.len {
-		return nil, 0, false
+	return matched, matched == present.len
+}
+
+// mostlyStale reports whether a cache of lines lines, of which only present
+// describe files still there, is worth rewriting: by the rule a listing
+// follows, when over a third of its lines are stale.
+func mostlyStale(lines, present int) bool { return lines > present+present/2+16 }
+
+// decodeCacheLine decodes the cache line of file name in st's directory
+// dir. name must be a session file's name (walkCache matched it against
+// the directory).
+func decodeCacheLine(dir string, st State, name, line []byte) (Session, bool) {
+	_, s, ok := parseCacheLine(string(line))
+	if !ok {
+		return Session{}, false
 	}
-	return first, matched - len(first), true
+	id, _ := bytes.CutSuffix(name, []byte(".md"))
+	s.ID = string(id)
+	s.State, s.Path = st, dir+string(filepath.Separator)+string(name)
+	return s, true
 }
 
 // cacheLineKey returns the file name and inode of a cache line, without

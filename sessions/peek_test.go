@@ -89,6 +89,9 @@ func TestPeekCannotAnswer(t *testing.T) {
 	tests := []struct {
 		name   string
 		change func(t *testing.T, b *Board, all []Session)
+		// The lineup reads only each line's name and inode up front: a
+		// line whose other fields are damaged is found when decoded.
+		lineupAnswers bool
 	}{
 		{name: "a new session", change: func(t *testing.T, b *Board, _ []Session) {
 			cachePut(t, b, "todo/2026-02-01_00-00-00.md", cacheSession("low", "new"))
@@ -144,7 +147,7 @@ func TestPeekCannotAnswer(t *testing.T) {
 			if err := os.WriteFile(b.cachePath("todo"), []byte(bad), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, lineupAnswers: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,6 +155,17 @@ func TestPeekCannotAnswer(t *testing.T) {
 			tt.change(t, b, all)
 			if first, _, ok := b.Peek(Todo, 3); ok {
 				t.Fatalf("Peek answered %s; want it to defer to a listing", peekIDs(first))
+			}
+			l, ok := b.Lineup(Todo)
+			switch {
+			case ok && !tt.lineupAnswers:
+				t.Fatalf("Lineup answered %v; want it to defer to a listing", lineupIDs(l))
+			case !ok && tt.lineupAnswers:
+				t.Fatal("Lineup cannot answer")
+			case ok:
+				if s, ok := l.Session(0); ok {
+					t.Errorf("Session(0) of a damaged line = %+v; want it not to decode", s)
+				}
 			}
 			// The listing repairs the cache, and Peek agrees with it again.
 			list, err := b.ScanState(Todo)
