@@ -103,9 +103,10 @@ func (b *Board) NewEvent(e Event) Event {
 
 // AppendEvent appends one event to the board's event log (completing it
 // with NewEvent). Any number of processes may append at once: the file is
-// opened O_APPEND and the line is written with a single write(2) while the
-// writer holds flock(2) on the file, so lines are never interleaved or
-// torn. (A line that a crash cut short, possible only without fsync, gets
+// opened O_APPEND and the line is written with a single write(2), which
+// on a local filesystem moves to the end and writes in one atomic step
+// (elsewhere the writer holds flock(2) on the file around it: see
+// fsx.AppendIsAtomic), so lines are never interleaved or torn. (A line that a crash cut short, possible only without fsync, gets
 // the next line glued to it; readers recover that line, see ReadEvents.)
 // The log is fsynced unless the board is NoSync. A caller that records
 // many transitions uses an EventLog, which keeps the file open.
@@ -155,8 +156,10 @@ func appendLine(path string, line []byte, sync bool) (err error) {
 	// line is not interleaved with others on a local filesystem; the lock
 	// makes sure of it where a filesystem would split writes. Closing the
 	// file releases it.
-	if err := flock(fd, unix.LOCK_EX); err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
+	if !fsx.AppendIsAtomic(fd) {
+		if err := flock(fd, unix.LOCK_EX); err != nil {
+			return fmt.Errorf("lock %s: %w", path, err)
+		}
 	}
 	if err := writeLine(fd, path, line); err != nil {
 		return err
@@ -200,7 +203,7 @@ func writeLine(fd int, path string, line []byte) error {
 // callers that record many transitions (a claim.Client, a worker pool):
 // opening and closing the log on every append costs as much as the append.
 // The lines, their atomicity and their durability are those of
-// Board.AppendEvent: each line is one write(2) under flock(2), fsynced
+// Board.AppendEvent: each line is one atomic write(2), fsynced
 // before Append returns unless the board is NoSync. Before each write it
 // checks that the open file is still the one at the log's path, and opens
 // the path again if the log was removed, replaced or rotated (a git
@@ -232,7 +235,10 @@ type logFile struct {
 	dev, ino uint64
 	refs     int  // guarded by logState.mu; the logState's own reference counts too
 	newFile  bool // empty when opened: its name may not be durable yet
-	written  atomic.Uint64
+	// atomicAppend: the filesystem makes each O_APPEND write atomic, so
+	// appends need no lock (fsx.AppendIsAtomic).
+	atomicAppend bool
+	written      atomic.Uint64
 
 	syncMu     sync.Mutex
 	synced     uint64 // guarded by syncMu: lines up to this one are durable
@@ -334,19 +340,28 @@ func (l *EventLog) write(line []byte) (*logFile, uint64, error) {
 			}
 			continue // removed or replaced: open the path again
 		}
-		if err := flock(f.fd, unix.LOCK_EX); err != nil {
-			return nil, 0, fmt.Errorf("lock %s: %w", l.path, err)
-		}
-		err := writeLine(f.fd, l.path, line)
-		if uerr := flock(f.fd, unix.LOCK_UN); err == nil && uerr != nil {
-			err = fmt.Errorf("unlock %s: %w", l.path, uerr)
-		}
-		if err != nil {
+		if err := f.append(line, l.path); err != nil {
 			return nil, 0, err
 		}
 		f.refs++
 		return f, f.written.Add(1), nil
 	}
+}
+
+// append writes line at the end of f in one write(2), under flock(2)
+// where the filesystem does not make that write atomic by itself.
+func (f *logFile) append(line []byte, path string) error {
+	if f.atomicAppend {
+		return writeLine(f.fd, path, line)
+	}
+	if err := flock(f.fd, unix.LOCK_EX); err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	err := writeLine(f.fd, path, line)
+	if uerr := flock(f.fd, unix.LOCK_UN); err == nil && uerr != nil {
+		err = fmt.Errorf("unlock %s: %w", path, uerr)
+	}
+	return err
 }
 
 // sync makes line seq of f durable: one fsync covers every line written
@@ -384,7 +399,7 @@ func openLogFile(path string) (*logFile, error) {
 		unix.Close(fd)
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	return &logFile{fd: fd, dev: uint64(st.Dev), ino: uint64(st.Ino), refs: 1, newFile: st.Size == 0}, nil
+	return &logFile{fd: fd, dev: uint64(st.Dev), ino: uint64(st.Ino), refs: 1, newFile: st.Size == 0, atomicAppend: fsx.AppendIsAtomic(fd)}, nil
 }
 
 // drop gives up a reference to f (s.mu held) and closes it with the last.
