@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,4 +167,135 @@ func seq(from, to int) []string {
 		ids = append(ids, fmt.Sprintf("s%02d", i))
 	}
 	return ids
+}
+
+// TestQueueSnapshotRenewal: a Queue with a snapshot takes sessions in board
+// order across the expiries of its snapshot, and what happened to todo/
+// meanwhile counts as if it listed todo/ again each time: sessions taken by
+// others are skipped, a new or returned session is taken in its turn, a
+// session whose dependency is no longer done is not taken, and one edited
+// since the listing is taken in its new place.
+func TestQueueSnapshotRenewal(t *testing.T) {
+	const snapshot = 30 * time.Millisecond
+	b := pkBoard(t)
+	b.NoSync = true
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	// q00..q29 in that order: more than a heap's worth, so the queue also
+	// orders what is left of its snapshot by sorting.
+	for i := 0; i < 30; i++ {
+		m := sessions.Meta{CreatedAt: t0.Add(time.Duration(i) * time.Second)}
+		if i == 9 {
+			m.DependsOn = []string{"dep"}
+		}
+		pkPut(t, b, sessions.Todo, "", fmt.Sprintf("q%02d", i), m)
+	}
+	pkPut(t, b, sessions.Done, "", "dep", sessions.Meta{})
+	q := pkClient(t, b, "queue").NewQueue(claim.NextOptions{Snapshot: snapshot})
+	other := pkClient(t, b, "other")
+	next := func(want string) {
+		t.Helper()
+		s, err := q.Next(context.Background())
+		if err != nil {
+			t.Fatalf("Next: %v, want %s", err, want)
+		}
+		if s.ID != want {
+			t.Fatalf("Next took %s, want %s", s.ID, want)
+		}
+	}
+	expire := func() { time.Sleep(snapshot + 10*time.Millisecond) }
+
+	next("q00")
+	next("q01")
+	for _, id := range []string{"q02", "q03", "q04", "q05", "q12"} {
+		if _, err := other.Claim(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next("q06") // the snapshot, as it is
+	expire()
+	next("q07") // renewed: what others took is gone from it
+	expire()
+	pkPut(t, b, sessions.Todo, "", "new", sessions.Meta{Priority: sessions.High, CreatedAt: t0.Add(time.Hour)})
+	next("new") // arrived after the listing: seen, and first
+	if _, err := other.Release("q02"); err != nil {
+		t.Fatal(err)
+	}
+	expire()
+	next("q02") // back in todo/: before q08 again
+	// q09's dependency is not done any more (moved aside by hand): a
+	// listing would leave q09 out, and so must the renewed snapshot.
+	if err := os.Rename(b.Path(sessions.Done, "", "dep"), filepath.Join(b.Dir, "dep.md")); err != nil {
+		t.Fatal(err)
+	}
+	expire()
+	next("q08")
+	for i := 10; i <= 20; i++ {
+		if i != 12 {
+			next(fmt.Sprintf("q%02d", i))
+		}
+	}
+	// Edited in place, now low: taken last (what is left of the snapshot
+	// is sorted by now).
+	pkPutRaw(t, b, sessions.Todo, "", "q26", pkContent("q26", sessions.Meta{Priority: sessions.Low, CreatedAt: t0}))
+	for _, id := range []string{"q21", "q22", "q23", "q24", "q25", "q27", "q28", "q29", "q26"} {
+		next(id)
+	}
+	_, err := q.Next(context.Background())
+	if !errors.Is(err, claim.ErrNothingAvailable) || !strings.Contains(err.Error(), "1 session(s) in todo wait") {
+		t.Fatalf("Next at the end: %v, want nothing available with one waiting on dependencies", err)
+	}
+}
+
+// TestQueueShared: goroutines sharing one Queue, with other owners'
+// queues racing them, claim every session exactly once.
+func TestQueueShared(t *testing.T) {
+	const n, shared, others = 400, 6, 3
+	b := pkBoard(t)
+	b.NoSync = true
+	for i := 0; i < n; i++ {
+		pkPut(t, b, sessions.Todo, "", fmt.Sprintf("s%03d", i), sessions.Meta{Priority: sessions.Priority(1 + i%3)})
+	}
+	q := pkClient(t, pkOwnBoard(b), "shared").NewQueue(claim.NextOptions{Snapshot: time.Second})
+	var (
+		mu      sync.Mutex
+		claimed = map[string]string{}
+		wg      sync.WaitGroup
+	)
+	drain := func(owner string, q *claim.Queue) {
+		defer wg.Done()
+		for {
+			s, err := q.Next(context.Background())
+			if errors.Is(err, claim.ErrNothingAvailable) {
+				return
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			if prev, ok := claimed[s.ID]; ok {
+				t.Errorf("%s claimed by %s and %s", s.ID, prev, owner)
+			}
+			claimed[s.ID] = owner
+			mu.Unlock()
+		}
+	}
+	for g := 0; g < shared; g++ {
+		wg.Add(1)
+		go drain("shared", q)
+	}
+	for g := 0; g < others; g++ {
+		wg.Add(1)
+		owner := fmt.Sprintf("other%d", g)
+		go drain(owner, pkClient(t, pkOwnBoard(b), owner).NewQueue(claim.NextOptions{Snapshot: time.Second}))
+	}
+	wg.Wait()
+	if len(claimed) != n {
+		t.Fatalf("%d sessions claimed, want %d", len(claimed), n)
+	}
+	for id, owner := range claimed {
+		if got, want := pkWhere(t, b, id), "doing/"+owner; got != want {
+			t.Errorf("%s is in %s, want %s", id, got, want)
+		}
+	}
 }
