@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -57,24 +56,12 @@ func idsOf(list []Session) []string {
 	return ids
 }
 
-// TestLineupCompactsAStaleCache drains most of a board behind the cache's
-// back, as claimers do: the lineup holds what is left and rewrites the
+// TestLineupCompactsAStaleCache: over a cache that is mostly lines of
+// sessions gone since, the lineup holds what is left and rewrites the
 // cache with only that, so that Peek, which will not wade through a mostly
 // stale cache, answers again without a full listing.
 func TestLineupCompactsAStaleCache(t *testing.T) {
-	b := cacheTestBoard(t)
-	var paths []string
-	for i := range 40 {
-		paths = append(paths, cachePut(t, b, fmt.Sprintf("todo/2026-01-01_00-00-%02d.md", i), cacheSession("medium", "s")))
-	}
-	if _, err := b.ListState(Todo, true); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range paths[:30] {
-		if err := os.Remove(p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := staleCacheBoard(t)
 	if _, _, ok := b.Peek(Todo, 1); ok {
 		t.Fatal("Peek answered from a mostly stale cache; this test needs it not to")
 	}

@@ -254,7 +254,11 @@ func TestNameSetFull(t *testing.T) {
 	}
 }
 
-func TestPeekDefersToAListingWhenMostLinesAreStale(t *testing.T) {
+// staleCacheBoard makes a board of 40 sessions in todo/ and a warm listing
+// cache, then removes the first 30 behind the cache's back (as claimers
+// draining it do): most lines of the cache are stale.
+func staleCacheBoard(t *testing.T) *Board {
+	t.Helper()
 	b := cacheTestBoard(t)
 	var paths []string
 	for i := range 40 {
@@ -268,6 +272,11 @@ func TestPeekDefersToAListingWhenMostLinesAreStale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return b
+}
+
+func TestPeekDefersToAListingWhenMostLinesAreStale(t *testing.T) {
+	b := staleCacheBoard(t)
 	if _, _, ok := b.Peek(Todo, 3); ok {
 		t.Fatal("Peek answered from a cache of 40 lines for 10 files")
 	}
