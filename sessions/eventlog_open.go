@@ -248,4 +248,3 @@ func (s *logState) close() error {
 // Close closes the log's file. Appends in progress finish first; later
 // ones fail.
 func (l *EventLog) Close() error { return l.state.close() }
-
