@@ -63,7 +63,10 @@ func syscallFloor(e *env) (Row, error) {
 // sessions written the same way; the library board's listing cache is
 // warmed by one listing before the clock starts (as any board that has been
 // listed once has it).
-func drainPair(e *env, n int, snapshot time.Duration) (lib, floor drain.Result, err error) {
+// drainFunc is drain.Library or drain.Shared.
+type drainFunc func(ctx context.Context, b *sessions.Board, workers int, snapshot time.Duration) (drain.Result, error)
+
+func drainPair(e *env, n int, snapshot time.Duration, library drainFunc) (lib, floor drain.Result, err error) {
 	fb, err := benchkit.NewBoard(e.dir("floor"))
 	if err != nil {
 		return
@@ -85,7 +88,7 @@ func drainPair(e *env, n int, snapshot time.Duration) (lib, floor drain.Result, 
 	if floor, err = drain.Floor(fb, ids, e.workers); err != nil {
 		return
 	}
-	lib, err = drain.Library(context.Background(), lb, e.workers, snapshot)
+	lib, err = library(context.Background(), lb, e.workers, snapshot)
 	e.remove(fb.Dir)
 	e.remove(lb.Dir)
 	return
@@ -96,7 +99,7 @@ func drainSnapshot(e *env) (Row, error) {
 		What:   fmt.Sprintf("drain %d, %d goroutines, Queue{Snapshot: %s}, NoSync", e.drainN, e.workers, e.snapshot),
 		Target: ">= 0.50 x floor",
 	}
-	lib, floor, err := drainPair(e, e.drainN, e.snapshot)
+	lib, floor, err := drainPair(e, e.drainN, e.snapshot, drain.Library)
 	if err != nil {
 		return row, err
 	}
@@ -107,21 +110,29 @@ func drainSnapshot(e *env) (Row, error) {
 	return row, nil
 }
 
-// drainPlain shows why Queue's snapshot exists: the same drain with
-// Client.Next, which lists todo/ on every call, beside the snapshot drain
-// on a board of the same (smaller) size.
+// drainPlain shows why Queue's snapshot exists and what sharing one gives,
+// on a board of a smaller size: the same drain with Client.Next, which
+// lists todo/ on every call; with a Queue each (the drain row); and with
+// one Queue that the goroutines share, as a pool's workers do.
 func drainPlain(e *env) (Row, error) {
-	row := Row{What: fmt.Sprintf("drain %d, %d goroutines, plain Client.Next vs Queue, NoSync", e.plainN, e.workers), Result: "INFO"}
-	plain, floor, err := drainPair(e, e.plainN, 0)
-	if err != nil {
-		return row, err
+	row := Row{What: fmt.Sprintf("drain %d, %d goroutines: plain Client.Next, a Queue each, one shared Queue; NoSync", e.plainN, e.workers), Result: "INFO"}
+	var figures []string
+	for _, d := range []struct {
+		name     string
+		snapshot time.Duration
+		library  drainFunc
+	}{
+		{"Client.Next", 0, drain.Library},
+		{"Queue each", e.snapshot, drain.Library},
+		{"shared Queue", e.snapshot, drain.Shared},
+	} {
+		lib, floor, err := drainPair(e, e.plainN, d.snapshot, d.library)
+		if err != nil {
+			return row, err
+		}
+		figures = append(figures, fmt.Sprintf("%s %s claims/s (%.2f x floor %s/s)", d.name, count(lib.Rate()), lib.Rate()/floor.Rate(), count(floor.Rate())))
 	}
-	snap, _, err := drainPair(e, e.plainN, e.snapshot)
-	if err != nil {
-		return row, err
-	}
-	row.Figure = fmt.Sprintf("Client.Next %s claims/s (%.2f x floor), Queue %s claims/s (%.2f x floor), floor %s/s",
-		count(plain.Rate()), plain.Rate()/floor.Rate(), count(snap.Rate()), snap.Rate()/floor.Rate(), count(floor.Rate()))
+	row.Figure = strings.Join(figures, "; ")
 	return row, nil
 }
 

@@ -105,6 +105,17 @@ func Floor(b *sessions.Board, ids []string, workers int) (Result, error) {
 // clock starts; everything Next does (listing included) is timed. It then
 // checks that every session was claimed exactly once and todo/ is empty.
 func Library(ctx context.Context, b *sessions.Board, workers int, snapshot time.Duration) (Result, error) {
+	return library(ctx, b, workers, snapshot, false)
+}
+
+// Shared is Library with one claim.Client (owner w) and one claim.Queue
+// that all the goroutines share, as the workers of a pool do: todo/ is
+// listed once between them and each candidate goes to one of them.
+func Shared(ctx context.Context, b *sessions.Board, workers int, snapshot time.Duration) (Result, error) {
+	return library(ctx, b, workers, snapshot, true)
+}
+
+func library(ctx context.Context, b *sessions.Board, workers int, snapshot time.Duration, shared bool) (Result, error) {
 	before, err := b.ListState(sessions.Todo, false)
 	if err != nil {
 		return Result{}, err
@@ -112,15 +123,26 @@ func Library(ctx context.Context, b *sessions.Board, workers int, snapshot time.
 	claimed := make([][]string, workers)
 	errs := make([]error, workers)
 	next := make([]func() (sessions.Session, error), workers)
+	var sharedQueue *claim.Queue
+	if shared {
+		c, err := claim.New(b, "w")
+		if err != nil {
+			return Result{}, err
+		}
+		sharedQueue = c.NewQueue(claim.NextOptions{Snapshot: snapshot})
+	}
 	for w := range next {
 		c, err := claim.New(b, fmt.Sprintf("w%d", w))
 		if err != nil {
 			return Result{}, err
 		}
-		if snapshot > 0 {
+		switch {
+		case shared:
+			next[w] = func() (sessions.Session, error) { return sharedQueue.Next(ctx) }
+		case snapshot > 0:
 			q := c.NewQueue(claim.NextOptions{Snapshot: snapshot})
 			next[w] = func() (sessions.Session, error) { return q.Next(ctx) }
-		} else {
+		default:
 			next[w] = func() (sessions.Session, error) { return c.Next(ctx) }
 		}
 		claimed[w] = make([]string, 0, len(before)/workers*2)
