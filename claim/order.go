@@ -25,11 +25,11 @@ import (
 // session i has ref i, values come after them (ref lineup.Len()+index in
 // list).
 type ordered struct {
-	lineup *sessions.Lineup
-	lrefs  []int32           // refs of the lineup's sessions left, in order, from lpos on
-	lpos   int               //
-	head   *sessions.Session // the lineup's next session, once decoded
-	bad    bool              // a lineup line did not decode: list instead
+	lineup  *sessions.Lineup
+	lrefs   []int32          // refs of the lineup's sessions, in order
+	lpos    int              // lrefs[lpos:] are left
+	head    sessions.Session // the lineup's next session, if decoded
+	decoded bool             // head holds lrefs[lpos]
 
 	base   int32 // refs of values start here
 	list   []sessions.Session
@@ -97,17 +97,16 @@ func (o *ordered) valuesEmpty() bool { return o.pos == len(o.keys) }
 // false if the lineup turned out damaged: the caller lists instead.
 func (o *ordered) next() (sessions.Session, bool) {
 	if o.lpos < len(o.lrefs) {
-		if o.head == nil {
+		if !o.decoded {
 			s, ok := o.lineup.Session(int(o.lrefs[o.lpos]))
 			if !ok {
-				o.bad = true
 				return sessions.Session{}, false
 			}
-			o.head = &s
+			o.head, o.decoded = s, true
 		}
-		if o.valuesEmpty() || compareKeys(keyOf(*o.head, 0), o.firstValue()) <= 0 {
-			s := *o.head
-			o.head = nil
+		if o.valuesEmpty() || compareKeys(keyOf(o.head, 0), o.firstValue()) <= 0 {
+			s := o.head
+			o.head, o.decoded = sessions.Session{}, false
 			o.lpos++
 			return s, true
 		}
@@ -198,7 +197,7 @@ func (o *ordered) keep(keep func(ref int32) bool) {
 			}
 		}
 		o.lrefs = kept
-		o.head = nil
+		o.head, o.decoded = sessions.Session{}, false
 	}
 	start := 0
 	if o.sorted {

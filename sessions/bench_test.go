@@ -12,7 +12,8 @@ import (
 
 // BenchmarkListTodo10k lists todo/ of a board of 10,000 sessions with a warm
 // listing cache: what `pickup next` (validate=false) and `pickup list`
-// (validate=true: one lstat per file) pay on every call.
+// (validate=true: one lstat per file) pay on every call, and the lineup a
+// claim.Queue with a snapshot reads instead.
 func BenchmarkListTodo10k(b *testing.B) {
 	const n = 10000
 	board, err := benchkit.NewBoard(filepath.Join(b.TempDir(), "board"))
@@ -45,6 +46,22 @@ func BenchmarkListTodo10k(b *testing.B) {
 			b.ReportMetric(float64(benchkit.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
+	// What a claim.Queue with a snapshot reads instead: the directory and
+	// the cache, no Session built.
+	b.Run("lineup", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := benchkit.CPUTime()
+		for b.Loop() {
+			l, ok := board.Lineup(sessions.Todo)
+			if !ok {
+				b.Fatal("the cache cannot answer")
+			}
+			if l.Len() != n {
+				b.Fatalf("lineup of %d sessions, want %d", l.Len(), n)
+			}
+		}
+		b.ReportMetric(float64(benchkit.CPUTime()-cpu)/float64(b.N), "cpu-ns/op")
+	})
 }
 
 // BenchmarkParseMeta parses the frontmatter of a typical session file: what

@@ -11,8 +11,9 @@ import (
 // ordered snapshot of a big todo/ (claim.Queue with a Snapshot) walks it
 // from the front and, under contention, finds most sessions taken by
 // others: it need not build a Session for every one of them, only read its
-// id. Reading a lineup of 20,000 sessions costs one read of the directory
-// and one of the cache, a few milliseconds, where ScanState takes tens.
+// id. A lineup costs one read of the directory and one of the cache: for
+// 10,000 sessions about 7 ms and 35 allocations, against 21 ms and 22,000
+// for ScanState (BenchmarkListTodo10k).
 //
 // A Lineup is what Peek sees, kept: it holds the sessions that were in the
 // directory, with the inodes their lines give, when it was read. Like Peek
