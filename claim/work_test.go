@@ -82,6 +82,23 @@ func wkFailsBefore(i int) int {
 	return 0
 }
 
+// served is what Pool.Serve returned.
+type served struct {
+	sum claim.WorkSummary
+	err error
+}
+
+// serveInBackground runs p.Serve(stop) on a goroutine; its result arrives
+// on the channel.
+func serveInBackground(p *claim.Pool, stop context.Context) <-chan served {
+	res := make(chan served, 1)
+	go func() {
+		sum, err := p.Serve(stop)
+		res <- served{sum, err}
+	}()
+	return res
+}
+
 // TestPoolAttempts: -j 4 over 200 sessions of which a third always fail
 // and some fail their first run or two: the summary, the events, every
 // run's attempt, the frontmatter (attempts, last_error) and where each
@@ -288,15 +305,7 @@ func TestPoolStop(t *testing.T) {
 			return ctx.Err()
 		},
 	}
-	type result struct {
-		sum claim.WorkSummary
-		err error
-	}
-	res := make(chan result, 1)
-	go func() {
-		sum, err := p.Serve(stop)
-		res <- result{sum, err}
-	}()
+	res := serveInBackground(p, stop)
 	var running []string
 	for len(running) < jobs {
 		select {
@@ -309,7 +318,7 @@ func TestPoolStop(t *testing.T) {
 		}
 	}
 	cancel()
-	var r result
+	var r served
 	select {
 	case r = <-res:
 	case <-time.After(waPatience):
@@ -354,15 +363,7 @@ func TestPoolWait(t *testing.T) {
 			}
 		},
 	}
-	type result struct {
-		sum claim.WorkSummary
-		err error
-	}
-	res := make(chan result, 1)
-	go func() {
-		sum, err := p.Serve(stop)
-		res <- result{sum, err}
-	}()
+	res := serveInBackground(p, stop)
 	var ids []string
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("late%d", i)
