@@ -24,7 +24,7 @@ func TestAppendIsAtomic(t *testing.T) {
 			path := tt.file
 			if tt.dir != "" {
 				var st unix.Statfs_t
-				if err := unix.Statfs(tt.dir, &st); err != nil || st.Type != tt.fsType {
+				if err := unix.Statfs(tt.dir, &st); err != nil || int64(st.Type) != tt.fsType {
 					t.Skipf("%s is not %s here", tt.dir, tt.name)
 				}
 				f, err := os.CreateTemp(tt.dir, "fsx-append-*")
