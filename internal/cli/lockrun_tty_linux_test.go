@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -35,6 +36,24 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 	return master, tty
 }
 
+// ctrlCInTerminal starts cmd as the foreground of a new pseudo-terminal,
+// as a shell would: it leads a new session whose controlling terminal is
+// the pty, so its process group is that terminal's foreground group. Once
+// ready reports true it types Ctrl-C there, which sends SIGINT to the
+// whole group, and returns the running command.
+func ctrlCInTerminal(t *testing.T, lb *lockBoard, cmd *exec.Cmd, what string, ready func() bool) *bgCmd {
+	t.Helper()
+	master, tty := openPTY(t)
+	cmd.Stdin = tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	bg := lb.start(cmd)
+	eventually(t, 30*time.Second, what, ready)
+	if _, err := master.Write([]byte{0x03}); err != nil { // ^C, VINTR
+		t.Fatal(err)
+	}
+	return bg
+}
+
 // testLockRunCtrlC: Ctrl-C typed in the terminal where `lock run` runs in
 // the foreground sends SIGINT to the whole process group, pickup and its
 // command alike. pickup must not forward it a second time (many programs
@@ -42,22 +61,12 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 // would after forwarding, and exits with its code.
 func testLockRunCtrlC(t *testing.T, bin string) {
 	lb := newLockBoard(t, bin)
-	master, tty := openPTY(t)
 	run := lb.pickup("lock", "run", "tty", "--grace", "20s", "--",
 		"sh", "-c", `trap 'echo INT >> ints; exit 42' INT; touch ready; while :; do sleep 0.02; done`)
-	// pickup leads a new session whose controlling terminal is the pty,
-	// so its process group is that terminal's foreground group, as in a
-	// shell.
-	run.Stdin = tty
-	run.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	bg := lb.start(run)
-	eventually(t, 30*time.Second, "the command started", func() bool {
+	bg := ctrlCInTerminal(t, lb, run, "the command started", func() bool {
 		_, err := os.Stat(filepath.Join(lb.dir, "ready"))
 		return err == nil
 	})
-	if _, err := master.Write([]byte{0x03}); err != nil { // ^C, VINTR
-		t.Fatal(err)
-	}
 	if code := bg.wait(t, 15*time.Second); code != 42 {
 		t.Fatalf("lock run exited %d, want the command's 42\nstderr:\n%s", code, bg.stderr.String())
 	}

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,19 +19,12 @@ func TestWorkCtrlC(t *testing.T) {
 	for _, title := range []string{"one", "two"} {
 		lb.want(0, "new", "--title", title)
 	}
-	master, tty := openPTY(t)
 	run := lb.pickup("work", "-j", "2", "--owner", "w", "--",
 		"sh", "-c", `trap 'echo INT >> ints; exit 42' INT; touch ready.$$; while :; do sleep 0.02; done`)
-	run.Stdin = tty
-	run.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	bg := lb.start(run)
-	eventually(t, 30*time.Second, "both commands started", func() bool {
+	bg := ctrlCInTerminal(t, lb, run, "both commands started", func() bool {
 		m, _ := filepath.Glob(filepath.Join(lb.dir, "ready.*"))
 		return len(m) == 2
 	})
-	if _, err := master.Write([]byte{0x03}); err != nil { // ^C, VINTR
-		t.Fatal(err)
-	}
 	if code := bg.wait(t, 15*time.Second); code != 130 {
 		t.Fatalf("work exited %d, want 130\nstderr:\n%s", code, bg.stderr.String())
 	}
