@@ -1,28 +1,40 @@
-// Package proc identifies processes and tells whether a recorded process is
-// still running, so that a lock or a lease whose holder died can be freed at
-// once instead of after a timeout.
+// Package proc identifies processes and tells, from conclusive evidence
+// only, whether a recorded process still runs, so that a lease or a lock
+// whose holder died can be freed at once instead of after a timeout, and so
+// that one whose holder lives is never freed.
 //
-// A Process names a process by host, pid, start time and boot id. The pid
-// alone is not enough: pids are reused, so a record also keeps the process's
-// start time (field 22 of /proc/PID/stat, in clock ticks since boot) and the
-// kernel's boot id, which changes at every boot.
+// A Process names a process by host, boot id, pid namespace, pid and start
+// time. The pid alone is not enough: pids are reused, so a record also keeps
+// the process's start time (field 22 of /proc/PID/stat, in clock ticks since
+// boot) and the kernel's boot id, which changes at every boot. A pid means
+// something only in the pid namespace that numbered it: a sandbox
+// (bubblewrap, a container, `unshare --pid`) numbers its processes anew, and
+// its pid 2 is some other process outside. So a record also keeps the inode
+// of that namespace (/proc/self/ns/pid).
 //
 // # Guarantees and limits
 //
-// Liveness answers Dead only for a process recorded on this host (same
-// hostname) that provably no longer runs: the machine rebooted since (boot
-// ids differ), no process has its pid (kill(pid, 0) fails with ESRCH), the
-// pid now belongs to a process that started at another time, or the process
-// is a zombie. A process on another host is Unknown: only heartbeats can tell
-// whether it lives.
+// Liveness answers Dead only when it can prove the process is gone: it was
+// recorded on this host (same hostname) and the machine rebooted since (the
+// boot ids differ), or it was recorded in the judge's own pid namespace and
+// no process has its pid (kill(pid, 0) fails with ESRCH), the pid now
+// belongs to a process that started at another time, or the process is a
+// zombie. Anything else is not proof: a process of another host, of another
+// pid namespace, or of a record that lacks its namespace is Unknown, and so
+// is everything when /proc is not this namespace's own (a sandbox that did
+// not mount a new /proc): only heartbeats can tell whether it lives. A pid
+// that kill(2) can see but /proc hides (hidepid) is Alive: when in doubt, a
+// claim stays where it is.
 //
-// The start time and boot id come from /proc, so they exist on Linux only.
-// Elsewhere Start is 0 and BootID "", and liveness rests on kill(pid, 0)
-// alone, which mistakes a new process that reused the pid for the old one.
-// If /proc is not mounted or hides other users' processes, Linux degrades the
-// same way: a process that kill(2) can see is never called Dead.
+// The start time, boot id and namespace come from /proc, so they exist on
+// Linux only. Elsewhere Start is 0, BootID "" and PidNS 0, and liveness
+// rests on kill(pid, 0) alone, which mistakes a new process that reused the
+// pid for the old one.
 //
-// "This host" means the same hostname and the same pid namespace. Two
-// containers that share a hostname but not a pid namespace would misjudge
-// each other's processes; containers normally get distinct hostnames.
+// "This host" means the same hostname. Two machines that share a board
+// directory (a network filesystem) and a hostname would misjudge each
+// other's processes as rebooted.
+//
+// Invokers finds the processes that started the caller, judged by what they
+// run (/proc/PID/exe), never by their names: see its doc for the rule.
 package proc

@@ -4,25 +4,43 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
 // Process identifies one run of a process on one machine.
 type Process struct {
 	Host string `json:"host"`
-	PID  int    `json:"pid"`
+	// PidNS is the inode of the pid namespace whose numbering PID is in
+	// (Linux); 0 if unknown or if the system has no pid namespaces.
+	PidNS uint64 `json:"pid_ns,omitempty"`
+	PID   int    `json:"pid"`
 	// Start is the start time in clock ticks since boot (field 22 of
 	// /proc/PID/stat); 0 if unknown.
 	Start uint64 `json:"start"`
 	// BootID is /proc/sys/kernel/random/boot_id; "" if unknown.
 	BootID string `json:"boot_id"`
+	// Exe is what the process runs (/proc/PID/exe), for people reading a
+	// record; it plays no part in identity.
+	Exe string `json:"exe,omitempty"`
+}
+
+// Same reports whether p and q name the same run of the same process: Exe
+// aside, every field agrees.
+func (p Process) Same(q Process) bool {
+	p.Exe, q.Exe = "", ""
+	return p == q
 }
 
 func (p Process) String() string {
-	if p.Host == "" {
-		return fmt.Sprintf("pid %d", p.PID)
+	s := fmt.Sprintf("pid %d", p.PID)
+	if p.Exe != "" {
+		s += " (" + filepath.Base(p.Exe) + ")"
 	}
-	return fmt.Sprintf("pid %d on %s", p.PID, p.Host)
+	if p.Host != "" {
+		s += " on " + p.Host
+	}
+	return s
 }
 
 // ErrNotFound reports that no process has the pid, or that it has exited.
@@ -32,13 +50,13 @@ var ErrNotFound = errors.New("no such process")
 type Liveness int
 
 const (
-	// Unknown: the process ran on another host (or its record lacks a
-	// pid), so only its heartbeats can tell whether it still runs.
+	// Unknown: nothing conclusive can be said from here (another host,
+	// another pid namespace, an incomplete record, no usable /proc): only
+	// its heartbeats can tell whether it still runs.
 	Unknown Liveness = iota
-	// Alive: the process runs on this host.
+	// Alive: the process runs.
 	Alive
-	// Dead: the process ran on this host and has exited, or the machine
-	// rebooted since.
+	// Dead: the process provably no longer runs.
 	Dead
 )
 
@@ -53,12 +71,15 @@ func (l Liveness) String() string {
 }
 
 // Env is where process information comes from. The zero value reads the
-// real system; tests replace the hostname or point ProcRoot at a fake tree.
+// real system; tests replace the hostname, point ProcRoot at a fake tree
+// and set PID to the process the fake tree calls "self".
 type Env struct {
 	// Hostname replaces os.Hostname.
 	Hostname func() (string, error)
 	// ProcRoot replaces "/proc" (Linux only).
 	ProcRoot string
+	// PID replaces os.Getpid() as the calling process.
+	PID int
 }
 
 func (e Env) hostname() string {
@@ -80,6 +101,13 @@ func (e Env) procRoot() string {
 	return e.ProcRoot
 }
 
+func (e Env) pid() int {
+	if e.PID > 0 {
+		return e.PID
+	}
+	return os.Getpid()
+}
+
 // Self returns the identity of the calling process.
 func Self() Process { return Env{}.Self() }
 
@@ -87,23 +115,25 @@ func Self() Process { return Env{}.Self() }
 // wrapping ErrNotFound if there is none.
 func Lookup(pid int) (Process, error) { return Env{}.Lookup(pid) }
 
-// Liveness tells whether p still runs, judged from the machine whose
-// identity is local (normally Self()): only Host and BootID of local are
-// used.
+// Liveness tells whether p still runs, judged from the machine and pid
+// namespace whose identity is local (normally Self()): only Host, BootID and
+// PidNS of local are used.
 func (p Process) Liveness(local Process) Liveness { return Env{}.Liveness(p, local) }
 
 // Self returns the identity of the calling process.
 func (e Env) Self() Process {
-	p, err := e.Lookup(os.Getpid())
+	p, err := e.Lookup(e.pid())
 	if err != nil {
-		// Only a missing /proc gets here: keep what is certain.
-		return Process{Host: e.hostname(), PID: os.Getpid(), BootID: e.bootID()}
+		// Only a missing or foreign /proc gets here: keep what is
+		// certain; without a namespace the record proves nothing.
+		return Process{Host: e.hostname(), PID: e.pid(), BootID: e.bootID()}
 	}
 	return p
 }
 
-// Lookup returns the identity of the running process pid, or an error
-// wrapping ErrNotFound if there is none (or it is a zombie).
+// Lookup returns the identity of the running process pid, numbered in the
+// caller's pid namespace, or an error wrapping ErrNotFound if there is none
+// (or it is a zombie).
 func (e Env) Lookup(pid int) (Process, error) {
 	if pid <= 0 {
 		return Process{}, fmt.Errorf("look up process %d: %w", pid, ErrNotFound)
@@ -115,18 +145,21 @@ func (e Env) Lookup(pid int) (Process, error) {
 	if err != nil {
 		return Process{}, fmt.Errorf("look up process %d: %w", pid, err)
 	}
-	return Process{Host: e.hostname(), PID: pid, Start: st.start, BootID: e.bootID()}, nil
+	return Process{Host: e.hostname(), PidNS: e.ownNamespace(), PID: pid, Start: st.start, BootID: e.bootID(), Exe: e.exe(pid)}, nil
 }
 
-// Liveness tells whether p still runs, judged from the machine whose
-// identity is local: Dead if p ran on this host and provably exited (or the
-// machine rebooted since), Alive if it runs, Unknown if p ran elsewhere.
+// Liveness tells whether p still runs, judged from the machine and pid
+// namespace whose identity is local: Dead only on proof (see the package
+// doc), Alive if it runs, Unknown if that cannot be known from here.
 func (e Env) Liveness(p, local Process) Liveness {
 	if p.PID <= 0 || p.Host != local.Host {
 		return Unknown
 	}
 	if p.BootID != "" && local.BootID != "" && p.BootID != local.BootID {
-		return Dead
+		return Dead // the machine rebooted: every process of then is gone
+	}
+	if !comparable(p, local) {
+		return Unknown
 	}
 	switch err := signal0(p.PID); {
 	case err == nil, errors.Is(err, syscall.EPERM):
@@ -138,9 +171,8 @@ func (e Env) Liveness(p, local Process) Liveness {
 	}
 	st, err := e.stat(p.PID)
 	if err != nil {
-		// /proc is missing or hides the process, or it exited a moment
-		// ago: trust kill(2), which said it exists. The next look will
-		// see it dead.
+		// /proc hides the process, or it exited a moment ago: kill(2)
+		// said it exists, and a claim stays where it is when in doubt.
 		return Alive
 	}
 	if st.zombie {
@@ -155,5 +187,6 @@ func (e Env) Liveness(p, local Process) Liveness {
 // stat is what the process table says about one pid.
 type stat struct {
 	start  uint64 // 0 if unknown
+	ppid   int
 	zombie bool
 }

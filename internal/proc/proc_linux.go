@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 func (e Env) stat(pid int) (stat, error) {
 	b, err := os.ReadFile(filepath.Join(e.procRoot(), strconv.Itoa(pid), "stat"))
-	if errors.Is(err, fs.ErrNotExist) {
+	// ESRCH: the process exited while its file was being read.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 		return stat{}, ErrNotFound
 	}
 	if err != nil {
@@ -30,9 +32,9 @@ func parseStat(b []byte) (stat, error) {
 	if i < 0 {
 		return stat{}, fmt.Errorf("parse process stat: no command name")
 	}
-	// Fields from 3 (state) on; starttime is field 22.
+	// Fields from 3 (state) on: ppid is field 4, starttime field 22.
 	f := strings.Fields(string(b[i+1:]))
-	const state, starttime = 3 - 3, 22 - 3
+	const state, ppid, starttime = 3 - 3, 4 - 3, 22 - 3
 	if len(f) <= starttime {
 		return stat{}, fmt.Errorf("parse process stat: %d fields, want at least %d", len(f)+2, starttime+3)
 	}
@@ -40,7 +42,11 @@ func parseStat(b []byte) (stat, error) {
 	if err != nil {
 		return stat{}, fmt.Errorf("parse process stat: start time: %w", err)
 	}
-	return stat{start: start, zombie: f[state] == "Z" || f[state] == "X"}, nil
+	parent, err := strconv.Atoi(f[ppid])
+	if err != nil {
+		return stat{}, fmt.Errorf("parse process stat: parent: %w", err)
+	}
+	return stat{start: start, ppid: parent, zombie: f[state] == "Z" || f[state] == "X"}, nil
 }
 
 func (e Env) bootID() string {
@@ -49,4 +55,52 @@ func (e Env) bootID() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// initialPidNS is the inode of the machine's first pid namespace (the
+// kernel's PROC_PID_INIT_INO): its pid 1 is the system's init.
+const initialPidNS = 0xEFFFFFFC
+
+// ownNamespace returns the inode of the caller's pid namespace, or 0 if
+// /proc does not number processes as the caller's kill(2) does: a sandbox
+// that made a new pid namespace but kept the outer /proc shows other
+// numbers, and nothing read there may be trusted for a pid of ours.
+func (e Env) ownNamespace() uint64 {
+	root := e.procRoot()
+	self, err := os.Readlink(filepath.Join(root, "self"))
+	if err != nil || self != strconv.Itoa(e.pid()) {
+		return 0
+	}
+	link, err := os.Readlink(filepath.Join(root, self, "ns", "pid"))
+	if err != nil {
+		return 0
+	}
+	inode, ok := strings.CutPrefix(link, "pid:[")
+	inode, ok2 := strings.CutSuffix(inode, "]")
+	if !ok || !ok2 {
+		return 0
+	}
+	n, err := strconv.ParseUint(inode, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// exe returns what process pid runs, "" if that cannot be read (another
+// user's process, a kernel thread).
+func (e Env) exe(pid int) string {
+	p, err := os.Readlink(filepath.Join(e.procRoot(), strconv.Itoa(pid), "exe"))
+	if err != nil {
+		return ""
+	}
+	// An executable replaced on disk while it runs (an upgrade) reads so.
+	return strings.TrimSuffix(p, " (deleted)")
+}
+
+// comparable reports whether a pid of p means to the judge what it meant
+// when p was recorded: both were numbered in one pid namespace, and the
+// judge's /proc is its own namespace's.
+func comparable(p, local Process) bool {
+	return p.PidNS != 0 && p.PidNS == local.PidNS
 }

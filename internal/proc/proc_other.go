@@ -4,6 +4,7 @@ package proc
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -21,3 +22,21 @@ func (e Env) stat(pid int) (stat, error) {
 }
 
 func (e Env) bootID() string { return "" }
+
+func (e Env) ownNamespace() uint64 { return 0 }
+
+func (e Env) exe(pid int) string { return "" }
+
+// comparable: without pid namespaces, a pid of this host means the same
+// process to every process of it.
+func comparable(p, local Process) bool { return true }
+
+// Invokers is pickup's parent where the process table cannot be walked:
+// a shell that ran pickup stands for whatever ran the shell.
+func (e Env) Invokers() []Process {
+	p, err := e.Lookup(os.Getppid())
+	if err != nil {
+		return nil
+	}
+	return []Process{p}
+}

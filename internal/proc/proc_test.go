@@ -15,11 +15,11 @@ func TestSelf(t *testing.T) {
 	if self.PID != os.Getpid() || self.Host != host {
 		t.Fatalf("Self() = %+v, want pid %d on %q", self, os.Getpid(), host)
 	}
-	if runtime.GOOS == "linux" && (self.Start == 0 || self.BootID == "") {
-		t.Fatalf("Self() = %+v: want a start time and a boot id on linux", self)
+	if runtime.GOOS == "linux" && (self.Start == 0 || self.BootID == "" || self.PidNS == 0 || self.Exe == "") {
+		t.Fatalf("Self() = %+v: want a start time, a boot id, a pid namespace and an executable on linux", self)
 	}
 	got, err := Lookup(os.Getpid())
-	if err != nil || got != self {
+	if err != nil || !got.Same(self) {
 		t.Fatalf("Lookup(self) = %+v, %v; want %+v", got, err, self)
 	}
 	if l := self.Liveness(self); l != Alive {
@@ -51,6 +51,16 @@ func TestLiveness(t *testing.T) {
 		{"unknown boot", with(func(p *Process) { p.BootID = "" }), Alive},
 		{"other boot", with(func(p *Process) { p.BootID = "00000000-0000-0000-0000-000000000000" }), Dead},
 		{"other boot, other host", with(func(p *Process) { p.Host, p.BootID = "elsewhere.invalid", "x" }), Unknown},
+	}
+	if runtime.GOOS == "linux" {
+		tests = append(tests, []struct {
+			name string
+			p    Process
+			want Liveness
+		}{
+			{"other pid namespace", with(func(p *Process) { p.PidNS++ }), Unknown},
+			{"no pid namespace recorded", with(func(p *Process) { p.PidNS = 0 }), Unknown},
+		}...)
 	}
 	if runtime.GOOS == "linux" {
 		tests = append(tests, struct {
