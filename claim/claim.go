@@ -162,6 +162,7 @@ func (c *Client) move(op, id, src, dst string, locate bool) error {
 // make it durable and record it.
 type moved struct {
 	op, id, src, dst string
+	reason           string // why, for the event log (a reap's)
 	dstSync, srcSync syncPoint
 }
 
@@ -248,7 +249,7 @@ func (c *Client) commitEach(ms ...moved) []error {
 		if err := c.syncDirs(m.dstSync, m.srcSync); err != nil {
 			errs[i] = &Error{Op: m.op, ID: m.id, From: m.src, To: m.dst, Err: fmt.Errorf("sync: %w", err)}
 		}
-		events[i] = sessions.Event{Op: m.op, ID: m.id, Owner: c.Owner, Src: m.src, Dst: m.dst}
+		events[i] = sessions.Event{Op: m.op, ID: m.id, Owner: c.Owner, Reason: m.reason, Src: m.src, Dst: m.dst}
 	}
 	// History: one line per transition in the event log (and in commit
 	// mode one git commit each, through Board.OnEvent). The transitions

@@ -18,3 +18,8 @@ func NewFSWatcher(dirs ...string) (Notifier, error) { return newFSWatcher(dirs..
 func WaitOptionsWith(rescan time.Duration, notify func(dirs ...string) (Notifier, error)) WaitOptions {
 	return WaitOptions{Rescan: rescan, notify: notify}
 }
+
+// SetReapHook makes l call f at the named points of each reap: "judged"
+// (an owner was found reapable, before its guard is taken) and "fenced"
+// (a session's fence is recorded, before it moves).
+func SetReapHook(l *Leases, f func(point, owner, id string)) { l.hook = f }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -15,18 +16,32 @@ import (
 )
 
 // DefaultStale is how long an owner whose liveness cannot be checked (it
-// runs on another host, or registered no process) may go without a
-// heartbeat before its claims may be reaped.
+// runs on another host or in another pid namespace, or registered no
+// process) may go without a heartbeat before its claims may be reaped.
 const DefaultStale = 30 * time.Minute
 
-// Lease is an owner's claim on being alive: the process that works for it
-// and its last heartbeat. Leases live in <board>/.pickup/leases/<owner>.json,
-// which git ignores: they describe processes of this machine.
+// Lease is an owner's claim on being alive: the processes that may be
+// working for it and its last heartbeat. Leases live in
+// <board>/.pickup/leases/<owner>.json, which git ignores: they describe
+// processes of this machine.
+//
+// One owner may work from several processes at once (a script's loops, an
+// agent and its fork, a worker and the commands it runs). Each process that
+// claims adds itself to Holders and none ever removes a live one, so a
+// short-lived process can never weaken a long-lived one's lease: the owner
+// is dead only when every holder provably is.
 type Lease struct {
-	Owner     string       `json:"owner"`
-	Process   proc.Process `json:"process"`
-	Created   time.Time    `json:"created_at"`
-	Heartbeat time.Time    `json:"heartbeat_at"`
+	Owner     string         `json:"owner"`
+	Holders   []proc.Process `json:"holders"`
+	Created   time.Time      `json:"created_at"`
+	Heartbeat time.Time      `json:"heartbeat_at"`
+}
+
+// leaseFile is a lease as stored; Process is the single holder that leases
+// written before holders existed recorded.
+type leaseFile struct {
+	Lease
+	Process *proc.Process `json:"process,omitempty"`
 }
 
 // OwnerState is how an owner stands, as reap and status judge it.
@@ -34,16 +49,17 @@ type OwnerState string
 
 // Owner states.
 const (
-	// Alive: its process runs on this host; its claims are safe however
+	// Alive: a process of its lease runs here; its claims are safe however
 	// long it stays silent.
 	OwnerAlive OwnerState = "alive"
-	// Dead: its process ran on this host and is gone (or the host
-	// rebooted); its claims are recoverable at once.
+	// Dead: every process of its lease provably no longer runs (or the
+	// host rebooted); its claims are recoverable at once.
 	OwnerDead OwnerState = "dead"
-	// Stale: its liveness cannot be checked and it has not heartbeated for
-	// the stale period.
+	// Stale: its liveness cannot be proven either way and it has not
+	// heartbeated for the stale period.
 	OwnerStale OwnerState = "stale"
-	// Unknown: its liveness cannot be checked but it heartbeated recently.
+	// Unknown: its liveness cannot be proven either way but it heartbeated
+	// recently.
 	OwnerUnknown OwnerState = "unknown"
 )
 
@@ -54,6 +70,16 @@ type Leases struct {
 	Proc proc.Env
 	// Now replaces time.Now in tests.
 	Now func() time.Time
+
+	// hook, set by tests, runs at the named points of a reap, so that a
+	// test can act in the windows a concurrent process could.
+	hook func(point, owner, id string)
+}
+
+func (l *Leases) at(point, owner, id string) {
+	if l.hook != nil {
+		l.hook(point, owner, id)
+	}
 }
 
 func (l *Leases) now() time.Time {
@@ -73,53 +99,148 @@ func (l *Leases) Get(owner string) (Lease, error) {
 	if err != nil {
 		return Lease{}, err
 	}
-	var lease Lease
-	if err := json.Unmarshal(data, &lease); err != nil {
+	var f leaseFile
+	if err := json.Unmarshal(data, &f); err != nil {
 		return Lease{}, fmt.Errorf("read lease %s: %w", l.path(owner), err)
 	}
-	return lease, nil
+	if f.Process != nil && f.Process.PID > 0 && len(f.Holders) == 0 {
+		// A lease of an earlier pickup. Its record lacks a pid namespace,
+		// so it is judged unknown, never dead: when in doubt, a claim stays.
+		f.Holders = []proc.Process{*f.Process}
+	}
+	return f.Lease, nil
 }
 
-// Register records p as the process working for owner, keeping the
-// creation time if p already holds the lease, and heartbeats.
-func (l *Leases) Register(owner string, p proc.Process) (Lease, error) {
+// Register adds holders to owner's lease, creating it if needed, and
+// heartbeats. Holders already in it stay, except those that provably no
+// longer run: a lease is never weakened by a later call.
+func (l *Leases) Register(owner string, holders ...proc.Process) (Lease, error) {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return Lease{}, err
 	}
+	unlock, err := l.guard(owner)
+	if err != nil {
+		return Lease{}, err
+	}
+	defer unlock()
+	return l.register(owner, holders, l.Proc.Self())
+}
+
+// Heartbeat renews owner's lease, adding holders to it (see Register).
+func (l *Leases) Heartbeat(owner string, holders ...proc.Process) (Lease, error) {
+	return l.Register(owner, holders...)
+}
+
+// Ensure makes holders part of owner's lease before a claim. It is cheap
+// when they already are and the lease heartbeated within refresh. Otherwise,
+// under the owner's guard, it first takes up what a dead earlier run of the
+// owner left: if every process of the owner's lease provably no longer
+// runs, that run's sessions are reaped (returned to todo/, the attempt
+// counted, as Reap does) and returned; then it registers holders.
+func (l *Leases) Ensure(owner string, refresh time.Duration, opts ReapOptions, holders ...proc.Process) ([]Reaped, error) {
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return nil, err
+	}
+	if old, err := l.Get(owner); err == nil && l.now().Sub(old.Heartbeat) < refresh && holdsAll(old, holders) {
+		return nil, nil
+	}
+	unlock, err := l.guard(owner)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	local := l.Proc.Self()
+	var reaped []Reaped
+	if state, _, reason := l.judge(owner, opts.Stale, local); state == OwnerDead {
+		opts.OnlyDead = true
+		if reaped, err = l.reapLocked(owner, state, reason, opts); err != nil {
+			return reaped, err
+		}
+	}
+	_, err = l.register(owner, holders, local)
+	return reaped, err
+}
+
+func holdsAll(lease Lease, holders []proc.Process) bool {
+	for _, h := range holders {
+		if !holds(lease, h) {
+			return false
+		}
+	}
+	return true
+}
+
+func holds(lease Lease, p proc.Process) bool {
+	for _, h := range lease.Holders {
+		if h.Same(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// register is Register with the owner's guard held.
+func (l *Leases) register(owner string, holders []proc.Process, local proc.Process) (Lease, error) {
 	now := l.now()
-	lease := Lease{Owner: owner, Process: p, Created: now, Heartbeat: now}
-	if old, err := l.Get(owner); err == nil && old.Process == p {
+	lease := Lease{Owner: owner, Holders: []proc.Process{}, Created: now, Heartbeat: now}
+	if old, err := l.Get(owner); err == nil {
 		lease.Created = old.Created
+		for _, h := range old.Holders {
+			if l.Proc.Liveness(h, local) != proc.Dead {
+				lease.Holders = append(lease.Holders, h)
+			}
+		}
+	}
+	for _, h := range holders {
+		if !holds(lease, h) {
+			lease.Holders = append(lease.Holders, h)
+		}
 	}
 	return lease, l.write(lease)
 }
 
-// Ensure registers p for owner unless p already holds a lease that
-// heartbeated within refresh: the cheap call to make before every claim.
-func (l *Leases) Ensure(owner string, p proc.Process, refresh time.Duration) error {
-	if old, err := l.Get(owner); err == nil && old.Process == p && l.now().Sub(old.Heartbeat) < refresh {
-		return nil
-	}
-	_, err := l.Register(owner, p)
-	return err
-}
-
-// Heartbeat renews owner's lease. Without a lease it registers p.
-func (l *Leases) Heartbeat(owner string, p proc.Process) (Lease, error) {
-	lease, err := l.Get(owner)
+// Detach unties owner's lease from process p and from every process that
+// provably no longer runs, keeping the claims: what stays is judged by
+// heartbeats alone unless another holder runs. Claude Code's SessionEnd
+// calls it for keep_on_session_end.
+func (l *Leases) Detach(owner string, p proc.Process) (Lease, error) {
+	unlock, err := l.guard(owner)
 	if err != nil {
-		return l.Register(owner, p)
+		return Lease{}, err
 	}
-	lease.Heartbeat = l.now()
+	defer unlock()
+	local := l.Proc.Self()
+	now := l.now()
+	lease := Lease{Owner: owner, Holders: []proc.Process{}, Created: now, Heartbeat: now}
+	if old, err := l.Get(owner); err == nil {
+		lease.Created = old.Created
+		for _, h := range old.Holders {
+			if !h.Same(p) && l.Proc.Liveness(h, local) != proc.Dead {
+				lease.Holders = append(lease.Holders, h)
+			}
+		}
+	}
 	return lease, l.write(lease)
 }
 
 // Remove deletes owner's lease; a missing lease is not an error.
 func (l *Leases) Remove(owner string) error {
+	unlock, err := l.guard(owner)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return l.remove(owner)
+}
+
+// remove deletes owner's lease and guard, with the guard held.
+func (l *Leases) remove(owner string) error {
 	err := os.Remove(l.path(owner))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		err = nil
 	}
+	// Whoever waits for the guard finds it unlinked and takes a new one.
+	_ = os.Remove(l.guardPath(owner))
 	return err
 }
 
@@ -140,11 +261,31 @@ func (l *Leases) write(lease Lease) error {
 	return nil
 }
 
-// Judge tells how owner stands. A lease whose process is alive on this host
-// is never stale: an agent's lease stays valid through long turns without
+func (l *Leases) guardPath(owner string) string { return filepath.Join(l.dir(), owner+".lock") }
+
+// guard takes owner's guard: an exclusive flock that registering a holder,
+// heartbeating and reaping all take, so that a reap decides and moves with
+// no claim of the same owner in between.
+func (l *Leases) guard(owner string) (unlock func(), err error) {
+	if err := os.MkdirAll(l.dir(), 0o755); err != nil {
+		return nil, fmt.Errorf("lock lease of %s: %w", owner, err)
+	}
+	unlock, err = flockLinked(l.guardPath(owner))
+	if err != nil {
+		return nil, fmt.Errorf("lock lease of %s: %w", owner, err)
+	}
+	return unlock, nil
+}
+
+// Judge tells how owner stands. An owner with a holder that runs is never
+// stale: an agent's lease stays valid through long turns without
 // heartbeats. Without a lease, the age of the owner's newest claim stands
 // in for the heartbeat.
 func (l *Leases) Judge(owner string, stale time.Duration) (OwnerState, Lease, string) {
+	return l.judge(owner, stale, l.Proc.Self())
+}
+
+func (l *Leases) judge(owner string, stale time.Duration, local proc.Process) (OwnerState, Lease, string) {
 	if stale <= 0 {
 		stale = DefaultStale
 	}
@@ -157,21 +298,42 @@ func (l *Leases) Judge(owner string, stale time.Duration) (OwnerState, Lease, st
 		}
 		return OwnerStale, Lease{}, fmt.Sprintf("no lease and no claim for %s", now.Sub(last).Round(time.Second))
 	}
-	switch lease.Process.PID {
-	case 0:
-	default:
-		switch l.Proc.Liveness(lease.Process, l.Proc.Self()) {
+	var dead, unknown []proc.Process
+	for _, h := range lease.Holders {
+		switch l.Proc.Liveness(h, local) {
 		case proc.Alive:
-			return OwnerAlive, lease, fmt.Sprintf("%s is running", lease.Process)
+			return OwnerAlive, lease, fmt.Sprintf("%s is running", h)
 		case proc.Dead:
-			return OwnerDead, lease, fmt.Sprintf("%s has exited", lease.Process)
+			dead = append(dead, h)
+		default:
+			unknown = append(unknown, h)
 		}
+	}
+	if len(dead) > 0 && len(unknown) == 0 {
+		return OwnerDead, lease, fmt.Sprintf("%s exited", listProcesses(dead))
+	}
+	why := "no process recorded"
+	if len(unknown) > 0 {
+		why = listProcesses(unknown) + " cannot be checked from here"
 	}
 	age := now.Sub(lease.Heartbeat)
 	if age >= stale {
-		return OwnerStale, lease, fmt.Sprintf("no heartbeat for %s (stale after %s)", age.Round(time.Second), stale)
+		return OwnerStale, lease, fmt.Sprintf("%s; no heartbeat for %s (stale after %s)", why, age.Round(time.Second), stale)
 	}
-	return OwnerUnknown, lease, fmt.Sprintf("last heartbeat %s ago", age.Round(time.Second))
+	return OwnerUnknown, lease, fmt.Sprintf("%s; last heartbeat %s ago", why, age.Round(time.Second))
+}
+
+// listProcesses names up to three processes, for a reason.
+func listProcesses(ps []proc.Process) string {
+	var names []string
+	for i, p := range ps {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("%d more", len(ps)-3))
+			break
+		}
+		names = append(names, p.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // lastClaim is the newest change time of the files in doing/<owner>/: a

@@ -66,29 +66,38 @@ func TestJudge(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	self := proc.Self()
 	elsewhere := proc.Process{Host: "another-host", PID: 4242, Start: 1}
+	otherNS := self
+	otherNS.PidNS++ // the same numbers, counted in a sandbox
+	dead := deadProcess(t)
 	tests := []struct {
 		name      string
-		lease     *claim.Lease // nil: none
+		holders   []proc.Process
+		none      bool // no lease at all
 		heartbeat time.Duration
 		want      claim.OwnerState
 	}{
-		{name: "own process alive, silent for days", lease: &claim.Lease{Process: self}, heartbeat: 72 * time.Hour, want: claim.OwnerAlive},
-		{name: "process exited", lease: &claim.Lease{Process: deadProcess(t)}, heartbeat: 0, want: claim.OwnerDead},
-		{name: "pid reused", lease: &claim.Lease{Process: proc.Process{Host: self.Host, PID: self.PID, Start: self.Start + 1, BootID: self.BootID}}, want: claim.OwnerDead},
-		{name: "rebooted since", lease: &claim.Lease{Process: proc.Process{Host: self.Host, PID: self.PID, Start: self.Start, BootID: "another-boot"}}, want: claim.OwnerDead},
-		{name: "other host, recent heartbeat", lease: &claim.Lease{Process: elsewhere}, heartbeat: time.Minute, want: claim.OwnerUnknown},
-		{name: "other host, silent", lease: &claim.Lease{Process: elsewhere}, heartbeat: 31 * time.Minute, want: claim.OwnerStale},
-		{name: "no process recorded, silent", lease: &claim.Lease{}, heartbeat: 31 * time.Minute, want: claim.OwnerStale},
-		{name: "no lease, recent claim", lease: nil, want: claim.OwnerUnknown},
+		{name: "own process alive, silent for days", holders: []proc.Process{self}, heartbeat: 72 * time.Hour, want: claim.OwnerAlive},
+		{name: "process exited", holders: []proc.Process{dead}, want: claim.OwnerDead},
+		{name: "pid reused", holders: []proc.Process{{Host: self.Host, PidNS: self.PidNS, PID: self.PID, Start: self.Start + 1, BootID: self.BootID}}, want: claim.OwnerDead},
+		{name: "rebooted since", holders: []proc.Process{{Host: self.Host, PidNS: self.PidNS, PID: self.PID, Start: self.Start, BootID: "another-boot"}}, want: claim.OwnerDead},
+		{name: "one holder exited, another runs", holders: []proc.Process{dead, self}, heartbeat: 72 * time.Hour, want: claim.OwnerAlive},
+		{name: "every holder exited", holders: []proc.Process{dead, deadProcess(t)}, want: claim.OwnerDead},
+		{name: "exited, and one in another pid namespace", holders: []proc.Process{dead, otherNS}, heartbeat: time.Minute, want: claim.OwnerUnknown},
+		{name: "another pid namespace, silent", holders: []proc.Process{otherNS}, heartbeat: 31 * time.Minute, want: claim.OwnerStale},
+		{name: "another pid namespace, recent heartbeat", holders: []proc.Process{otherNS}, heartbeat: time.Minute, want: claim.OwnerUnknown},
+		{name: "other host, recent heartbeat", holders: []proc.Process{elsewhere}, heartbeat: time.Minute, want: claim.OwnerUnknown},
+		{name: "other host, silent", holders: []proc.Process{elsewhere}, heartbeat: 31 * time.Minute, want: claim.OwnerStale},
+		{name: "no process recorded, silent", heartbeat: 31 * time.Minute, want: claim.OwnerStale},
+		{name: "no lease, recent claim", none: true, want: claim.OwnerUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := leaseBoard(t)
 			claimNew(t, b, "o", 1)
 			l := &claim.Leases{Board: b, Now: func() time.Time { return now }}
-			if tt.lease != nil {
+			if !tt.none {
 				write := &claim.Leases{Board: b, Now: func() time.Time { return now.Add(-tt.heartbeat) }}
-				if _, err := write.Register("o", tt.lease.Process); err != nil {
+				if _, err := write.Register("o", tt.holders...); err != nil {
 					t.Fatal(err)
 				}
 			} else {
@@ -99,6 +108,27 @@ func TestJudge(t *testing.T) {
 				t.Errorf("Judge = %s (%s), want %s", got, reason, tt.want)
 			}
 		})
+	}
+}
+
+// TestJudgeLeaseOfEarlierVersion: a lease written before holders existed
+// names one process without its pid namespace; nothing proves it dead, so
+// it is never reaped at once.
+func TestJudgeLeaseOfEarlierVersion(t *testing.T) {
+	b := leaseBoard(t)
+	claimNew(t, b, "o", 1)
+	dead := deadProcess(t)
+	old := fmt.Sprintf(`{"owner":"o","process":{"host":%q,"pid":%d,"start":%d,"boot_id":%q},"created_at":"2026-11-22T12:00:00Z","heartbeat_at":%q}`,
+		dead.Host, dead.PID, dead.Start, dead.BootID, time.Now().UTC().Format(time.RFC3339))
+	if err := os.MkdirAll(filepath.Join(b.RuntimeDir(), "leases"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.RuntimeDir(), "leases", "o.json"), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := &claim.Leases{Board: b}
+	if st, lease, reason := l.Judge("o", 0); st != claim.OwnerUnknown || len(lease.Holders) != 1 {
+		t.Errorf("Judge = %s (%s), %+v; want unknown, with the old process as its holder", st, reason, lease)
 	}
 }
 

@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"errors"
+	"github.com/pickup-dev/pickup/internal/proc"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -183,10 +184,15 @@ func TestLockPrivateFiles(t *testing.T) {
 	// not those of live processes.
 	child, kill := childProcess(t)
 	kill()
+	ns := "." + strconv.FormatUint(proc.Self().PidNS, 10)
 	files := map[string]bool{ // name: should survive
-		privatePrefix + strconv.Itoa(child.PID) + "-0123456789abcdef":    false,
-		privatePrefix + strconv.Itoa(os.Getpid()) + "-0123456789abcdef":  true,
-		privatePrefix + strconv.Itoa(os.Getppid()) + "-0123456789abcdef": true,
+		privatePrefix + strconv.Itoa(child.PID) + ns + "-0123456789abcdef":    false,
+		privatePrefix + strconv.Itoa(os.Getpid()) + ns + "-0123456789abcdef":  true,
+		privatePrefix + strconv.Itoa(os.Getppid()) + ns + "-0123456789abcdef": true,
+		// Without its namespace a pid proves nothing: only age removes it.
+		privatePrefix + strconv.Itoa(child.PID) + "-0123456789abcdef": true,
+		// Numbered in another pid namespace (a sandbox): not ours to judge.
+		privatePrefix + strconv.Itoa(child.PID) + ".1-0123456789abcdef": true,
 	}
 	for name := range files {
 		if err := os.WriteFile(filepath.Join(l.Dir, name), []byte("{}"), 0o644); err != nil {

@@ -58,10 +58,13 @@ func (s *spare) drop() {
 	}
 }
 
-// newPrivate returns a fresh private file name; the pid in it lets Cleanup
-// delete the files of processes that exited.
+// newPrivate returns a fresh private file name, .rec-PID.PIDNS-TOKEN: the
+// pid and the pid namespace that numbered it let Cleanup delete the files
+// of processes that provably exited (a pid alone proves nothing: a sandbox
+// numbers its processes anew).
 func (l *Locks) newPrivate() string {
-	return l.path(privatePrefix + strconv.Itoa(l.local().PID) + "-" + newToken())
+	self := l.local()
+	return l.path(privatePrefix + strconv.Itoa(self.PID) + "." + strconv.FormatUint(self.PidNS, 10) + "-" + newToken())
 }
 
 // writeRecord writes data to the private file *tmp, to a spare if *tmp is
@@ -172,11 +175,13 @@ func (l *Locks) privateLeftover(name string, age time.Duration) bool {
 	if age > privateMaxAge {
 		return true
 	}
-	pid, _, ok := strings.Cut(strings.TrimPrefix(name, privatePrefix), "-")
+	id, _, ok := strings.Cut(strings.TrimPrefix(name, privatePrefix), "-")
+	pid, ns, _ := strings.Cut(id, ".") // no namespace (an older file): only its age tells
 	n, err := strconv.Atoi(pid)
 	if !ok || err != nil {
 		return false
 	}
-	p := proc.Process{Host: l.local().Host, PID: n, BootID: l.local().BootID}
+	inode, _ := strconv.ParseUint(ns, 10, 64)
+	p := proc.Process{Host: l.local().Host, PidNS: inode, PID: n, BootID: l.local().BootID}
 	return l.Proc.Liveness(p, l.local()) == proc.Dead
 }

@@ -118,3 +118,31 @@ func openRetry(path string, flags int) (int, error) {
 		}
 	}
 }
+
+// flockLinked is flockFile for a lock file that its holder may delete: it
+// takes the flock, then checks that the file it locked is still the one at
+// path, and starts again if the holder before it deleted it meanwhile.
+func flockLinked(path string) (unlock func(), err error) {
+	for {
+		fd, err := openRetry(path, unix.O_RDONLY|unix.O_CREAT|unix.O_CLOEXEC)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		for {
+			err = unix.Flock(fd, unix.LOCK_EX)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if err != nil {
+			unix.Close(fd)
+			return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+		}
+		var locked, linked unix.Stat_t
+		if unix.Fstat(fd, &locked) == nil && unix.Stat(path, &linked) == nil &&
+			locked.Dev == linked.Dev && locked.Ino == linked.Ino {
+			return func() { unix.Close(fd) }, nil
+		}
+		unix.Close(fd)
+	}
+}

@@ -3,22 +3,35 @@ package claim
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
-// Reaped is one session returned to todo/ because its owner was dead or
-// stale (or, in a dry run, one that would be).
+// DefaultMaxAttempts is how many times a session may be reaped (or, under
+// pickup work, fail) before it is set aside in failed/, unless the board's
+// config.yaml says otherwise (max_attempts).
+const DefaultMaxAttempts = 3
+
+// Reaped is one session returned to todo/ (or set aside in failed/)
+// because its owner was dead or stale, or, in a dry run, one that would be.
 type Reaped struct {
 	ID     string     `json:"id"`
 	Owner  string     `json:"owner"`
 	State  OwnerState `json:"owner_state"`
 	Reason string     `json:"reason"`
 	At     time.Time  `json:"at"`
+	// Attempt is the session's attempt count after this reap.
+	Attempt int `json:"attempt,omitempty"`
+	// SetAside: the session reached the board's max_attempts and went to
+	// failed/ instead of todo/.
+	SetAside bool `json:"set_aside,omitempty"`
 	// Err is why this session could not be returned (a conflict in todo/);
 	// empty when it was.
 	Err string `json:"error,omitempty"`
@@ -29,26 +42,37 @@ type ReapOptions struct {
 	// Stale is how long an owner whose liveness cannot be checked may go
 	// without a heartbeat (DefaultStale if zero).
 	Stale time.Duration
-	// OnlyDead skips stale owners: only owners whose process is known to
-	// be gone are reaped (what next does on its own).
+	// OnlyDead skips stale owners: only owners whose processes are known
+	// to be gone are reaped (what next does on its own).
 	OnlyDead bool
 	// DryRun reports what would be reaped and changes nothing.
 	DryRun bool
 	// Except is never reaped (the caller itself).
 	Except string
+	// MaxAttempts: a reaped session whose attempt count reaches it is set
+	// aside in failed/. 0 means the board's max_attempts, else
+	// DefaultMaxAttempts; a negative value never sets one aside.
+	MaxAttempts int
 }
 
 // Reap returns every session of dead or stale owners to todo/, each with
-// one no-replace rename: of several concurrent reapers exactly one moves
-// each session, the others see it gone and skip it. Each reaped session is
-// recorded under .pickup/reaped/<owner>/<id>, so that the owner's later
-// done, release or heartbeat of it fails with ErrClaimLost (fencing). A dead
-// owner's lease is removed; its sessions are reaped at once.
+// one no-replace rename. Each reap counts as an attempt of the session
+// (attempts and last_error in its frontmatter): a session that kills every
+// agent that takes it is set aside in failed/ after MaxAttempts.
+//
+// Each owner is judged twice: once to find candidates cheaply, and again
+// under the owner's guard, which registering a holder and heartbeating also
+// take, so that a process of the owner that claims meanwhile is never
+// reaped. Each reaped session is recorded under .pickup/reaped/<owner>/<id>
+// before it moves, so that the owner's later done, release or heartbeat of
+// it fails with ErrClaimLost (fencing), whoever moves it after. A dead
+// owner's lease is removed.
 func (l *Leases) Reap(opts ReapOptions) ([]Reaped, error) {
 	owners, err := l.Board.Owners()
 	if err != nil {
 		return nil, err
 	}
+	local := l.Proc.Self()
 	var out []Reaped
 	for _, owner := range owners {
 		if owner == opts.Except {
@@ -61,36 +85,110 @@ func (l *Leases) Reap(opts ReapOptions) ([]Reaped, error) {
 				continue
 			}
 		}
-		state, _, reason := l.Judge(owner, opts.Stale)
-		if state != OwnerDead && (state != OwnerStale || opts.OnlyDead) {
+		if state, _, _ := l.judge(owner, opts.Stale, local); !reapable(state, opts) {
 			continue
 		}
-		list, err := l.Board.ListOwner(owner)
+		l.at("judged", owner, "")
+		got, err := l.reapOwner(owner, opts, local)
+		out = append(out, got...)
 		if err != nil {
 			return out, err
 		}
-		c := &Client{Board: l.Board, Owner: owner}
-		for _, s := range list {
-			r := Reaped{ID: s.ID, Owner: owner, State: state, Reason: reason, At: l.now()}
-			if !opts.DryRun {
-				err := c.move("reap", s.ID, s.Path, l.Board.Path(sessions.Todo, "", s.ID), false)
-				if errors.Is(err, ErrSessionNotFound) || errors.Is(err, ErrSessionNotAvailable) {
-					continue // another reaper, or the owner itself, moved it first
-				}
-				if err != nil {
-					r.Err = err.Error()
-				} else {
-					l.recordReaped(r)
-				}
-			}
-			out = append(out, r)
-		}
-		if !opts.DryRun && state == OwnerDead {
-			_ = l.Remove(owner)
-			_ = os.Remove(l.Board.StateDir(sessions.Doing, owner)) // only if empty
-		}
 	}
 	return out, nil
+}
+
+func reapable(state OwnerState, opts ReapOptions) bool {
+	return state == OwnerDead || (state == OwnerStale && !opts.OnlyDead)
+}
+
+// reapOwner judges owner again under its guard and reaps it if it still
+// stands dead or stale.
+func (l *Leases) reapOwner(owner string, opts ReapOptions, local proc.Process) ([]Reaped, error) {
+	unlock, err := l.guard(owner)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	state, _, reason := l.judge(owner, opts.Stale, local)
+	if !reapable(state, opts) {
+		return nil, nil // a claim or a heartbeat came first
+	}
+	return l.reapLocked(owner, state, reason, opts)
+}
+
+// reapLocked reaps every session of owner, with its guard held.
+func (l *Leases) reapLocked(owner string, state OwnerState, reason string, opts ReapOptions) ([]Reaped, error) {
+	list, err := l.Board.ListOwner(owner)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	max := opts.MaxAttempts
+	if max == 0 && len(list) > 0 && !opts.DryRun {
+		max = l.maxAttempts()
+	}
+	c := &Client{Board: l.Board, Owner: owner}
+	var out []Reaped
+	for _, s := range list {
+		r := Reaped{ID: s.ID, Owner: owner, State: state, Reason: reason, At: l.now(), Attempt: s.Attempts + 1}
+		r.SetAside = max > 0 && r.Attempt >= max
+		if !opts.DryRun {
+			// The fence first: whoever moves the session from now on,
+			// the owner's done or release of it is told it lost.
+			l.recordReaped(r)
+			l.at("fenced", owner, s.ID)
+			err := c.reapOne(s, r)
+			if errors.Is(err, ErrSessionNotFound) || errors.Is(err, ErrSessionNotAvailable) {
+				continue // moved on by the owner's last pickup call
+			}
+			if err != nil {
+				r.Err = err.Error()
+			}
+		}
+		out = append(out, r)
+	}
+	if !opts.DryRun && state == OwnerDead {
+		_ = l.remove(owner)
+		_ = os.Remove(l.Board.StateDir(sessions.Doing, owner)) // only if empty
+	}
+	return out, nil
+}
+
+// maxAttempts is the board's max_attempts, else DefaultMaxAttempts.
+func (l *Leases) maxAttempts() int {
+	if cfg, err := l.Board.Config(); err == nil && cfg.MaxAttempts != 0 {
+		return cfg.MaxAttempts
+	}
+	return DefaultMaxAttempts
+}
+
+// reapOne counts the reap as an attempt in the session's frontmatter and
+// moves it to todo/, or to failed/ when r.SetAside. The rewrite replaces
+// the file only while it is still in doing/<owner>/.
+func (c *Client) reapOne(s sessions.Session, r Reaped) error {
+	path := c.Board.Path(sessions.Doing, c.Owner, s.ID)
+	if err := c.setFields(path, map[string]string{
+		"attempts":   strconv.Itoa(r.Attempt),
+		"last_error": strconv.Quote(fmt.Sprintf("reaped from %s: %s (attempt %d)", r.Owner, r.Reason, r.Attempt)),
+	}); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return &Error{Op: "reap", ID: s.ID, From: path, Err: ErrSessionNotFound}
+		}
+		return &Error{Op: "reap", ID: s.ID, From: path, Err: err}
+	}
+	to := c.Board.Path(sessions.Todo, "", s.ID)
+	if r.SetAside {
+		to = c.Board.Path(sessions.Failed, "", s.ID)
+	}
+	m, err := c.rename("reap", s.ID, path, to, false)
+	if err != nil {
+		return err
+	}
+	m.reason = r.Reason
+	if r.SetAside {
+		m.reason += fmt.Sprintf("; set aside after %d attempts", r.Attempt)
+	}
+	return c.commit(m)
 }
 
 func (l *Leases) reapedPath(owner, id string) string {

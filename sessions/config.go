@@ -26,12 +26,17 @@ type Config struct {
 	// KeepOnSessionEnd keeps an agent's claims when its Claude Code
 	// session ends instead of releasing them (default false).
 	KeepOnSessionEnd bool
+	// MaxAttempts is how many times a session may fail under pickup work
+	// or be reaped from a dead owner before it is set aside in failed/
+	// (0: the default, 3; a negative value: never).
+	MaxAttempts int
 }
 
 type rawConfig struct {
 	Stale            string `yaml:"stale"`
 	Commit           bool   `yaml:"commit"`
 	KeepOnSessionEnd bool   `yaml:"keep_on_session_end"`
+	MaxAttempts      int    `yaml:"max_attempts"`
 }
 
 // Config reads <board>/config.yaml.
@@ -46,9 +51,9 @@ func (b *Board) Config() (Config, error) {
 	}
 	var raw rawConfig
 	if err := yaml.UnmarshalStrict(data, &raw); err != nil {
-		return Config{}, fmt.Errorf("read %s: %w (known settings: stale, commit, keep_on_session_end)", path, err)
+		return Config{}, fmt.Errorf("read %s: %w (known settings: stale, commit, keep_on_session_end, max_attempts)", path, err)
 	}
-	c := Config{Commit: raw.Commit, KeepOnSessionEnd: raw.KeepOnSessionEnd}
+	c := Config{Commit: raw.Commit, KeepOnSessionEnd: raw.KeepOnSessionEnd, MaxAttempts: raw.MaxAttempts}
 	if raw.Stale != "" {
 		d, err := time.ParseDuration(raw.Stale)
 		if err != nil || d <= 0 {

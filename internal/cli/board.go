@@ -108,15 +108,17 @@ func (r *run) board() (*sessions.Board, error) {
 	return b, nil
 }
 
-// ownerName resolves the owner: --owner, $PICKUP_OWNER, $CLAUDE_SESSION_ID,
-// $CLAUDE_CODE_SESSION_ID, $CODEX_THREAD_ID, else the Claude Code session
-// that pickup's SessionStart hook recorded for the invoking process, else
+// ownerName resolves the owner: --owner, $PICKUP_OWNER,
+// $CLAUDE_CODE_SESSION_ID (set by Claude Code itself for the commands of
+// each session, a fork's its own), $CLAUDE_SESSION_ID (exported by pickup's
+// SessionStart hook), $CODEX_THREAD_ID, else the Claude Code session that
+// pickup's SessionStart hook recorded for the invoking process, else
 // user@host (made a valid owner name).
 func (r *run) ownerName() (string, error) {
 	if r.ownerSet || r.owner != "" {
 		return r.owner, sessions.ValidateOwner(r.owner)
 	}
-	for _, v := range []string{"PICKUP_OWNER", "CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"} {
+	for _, v := range []string{"PICKUP_OWNER", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID", "CODEX_THREAD_ID"} {
 		if o := r.env.Getenv(v); o != "" {
 			if err := sessions.ValidateOwner(o); err != nil {
 				return "", fmt.Errorf("$%s: %w", v, err)

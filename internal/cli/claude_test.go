@@ -193,11 +193,11 @@ func TestHookSessionStartRegistersTheClaudeProcess(t *testing.T) {
 	if !ok {
 		t.Fatal("no lease after session-start")
 	}
-	if l.Process.PID != f.claude.Process.Pid || l.Process.Start == 0 {
-		t.Errorf("lease process = %+v, want the Claude process %d with its start time", l.Process, f.claude.Process.Pid)
+	if len(l.Holders) != 1 || l.Holders[0].PID != f.claude.Process.Pid || l.Holders[0].Start == 0 {
+		t.Errorf("lease holders = %+v, want the Claude process %d with its start time", l.Holders, f.claude.Process.Pid)
 	}
 	out := f.stdout.String()
-	for _, want := range []string{"owner " + sessA, "--owner " + sessA, "holds no sessions; 1 wait in todo/"} {
+	for _, want := range []string{"owner " + sessA, "do not pass --owner", "holds no sessions; 1 wait in todo/"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("session-start printed %q, want it to contain %q", out, want)
 		}
@@ -315,7 +315,7 @@ func TestHookSessionEndKeepsWithConfig(t *testing.T) {
 		t.Fatalf("after session-end with keep_on_session_end it holds %v, want [%s]", got, id)
 	}
 	l, ok := f.lease(sessA)
-	if !ok || l.Process.PID != 0 {
+	if !ok || len(l.Holders) != 0 {
 		t.Fatalf("kept lease = %+v, %v; want one without a process", l, ok)
 	}
 	// The Claude process is gone, yet another agent's next does not take
@@ -331,8 +331,8 @@ func TestHookSessionEndKeepsWithConfig(t *testing.T) {
 	if !strings.Contains(f.stdout.String(), id) {
 		t.Errorf("resumed session-start printed %q, want the kept claim %s", f.stdout.String(), id)
 	}
-	if l, _ := f.lease(sessA); l.Process.PID != f.claude.Process.Pid {
-		t.Errorf("resumed lease follows pid %d, want %d", l.Process.PID, f.claude.Process.Pid)
+	if l, _ := f.lease(sessA); len(l.Holders) != 1 || l.Holders[0].PID != f.claude.Process.Pid {
+		t.Errorf("resumed lease follows %+v, want pid %d", l.Holders, f.claude.Process.Pid)
 	}
 	// Never resumed: reap returns it after the stale period.
 	f.mustHook("session-end", sessA, map[string]any{"reason": "other"})
@@ -423,7 +423,7 @@ func TestHookPostToolUseRegistersAMissingLease(t *testing.T) {
 	f := newClaudeFixture(t)
 	f.mustHook("post-tool-use", sessA, map[string]any{"tool_name": "Edit"})
 	l, ok := f.lease(sessA)
-	if !ok || l.Process.PID != f.claude.Process.Pid {
+	if !ok || len(l.Holders) != 1 || l.Holders[0].PID != f.claude.Process.Pid {
 		t.Errorf("lease = %+v, %v; want the Claude process", l, ok)
 	}
 }

@@ -182,13 +182,13 @@ func (r *run) hookPostToolUse(boardDir, owner string) error {
 	if err := claudeTouch(beat, now); err != nil {
 		return err
 	}
-	p, err := r.ownerProcess()
+	p, err := r.invokerProcess()
 	if err != nil {
 		return err
 	}
-	// Register renews the heartbeat and, should the lease name another
-	// process (one kept at the end of an earlier run of this session),
-	// gives it to this one.
+	// Register renews the heartbeat and adds this Claude Code process to
+	// the lease, should it be missing (a lease kept at the end of an
+	// earlier run of this session, now resumed).
 	_, err = r.leases(b).Register(owner, p)
 	return err
 }
@@ -225,13 +225,21 @@ func (r *run) hookSessionStart(owner string) error {
 		return err
 	}
 	var errs []error
-	if p, err := r.ownerProcess(); err != nil {
+	// The hook runs outside Claude Code's Bash sandbox, so it sees the
+	// Claude Code process as the machine numbers it: the lease follows
+	// that process, and commands in the sandbox use this record instead
+	// of their own renumbered processes (claudeSessionProcess).
+	if p, err := r.invokerProcess(); err != nil {
 		errs = append(errs, err)
 	} else {
 		if _, err := r.leases(b).Register(owner, p); err != nil {
 			errs = append(errs, err)
 		}
-		if err := writeClaudePid(b.Dir, claudePidRecord{Owner: owner, Process: p}); err != nil {
+		rec := claudePidRecord{Owner: owner, Process: p}
+		if err := writeClaudePid(b.Dir, rec); err != nil {
+			errs = append(errs, err)
+		}
+		if err := writeClaudeSession(b.Dir, rec); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -266,18 +274,18 @@ func (r *run) pruneClaudeRecords(b *sessions.Board) {
 		if !ok || sessions.ValidateOwner(rec.Owner) != nil {
 			continue
 		}
-		if p, err := env.Lookup(rec.Process.PID); err == nil && p == rec.Process {
-			continue // still running
-		}
-		if rec.Process.Host != "" && rec.Process.Host != env.Self().Host {
-			continue
+		if env.Liveness(rec.Process, env.Self()) != proc.Dead {
+			continue // running, or nothing can be proven from here
 		}
 		_ = os.Remove(path)
+		if s, ok := readClaudePid(claudeSessionPath(b.Dir, rec.Owner)); ok && s.Process.Same(rec.Process) {
+			_ = os.Remove(claudeSessionPath(b.Dir, rec.Owner))
+		}
 		_ = os.Remove(claudeBeatPath(b.Dir, rec.Owner))
 		if held, err := b.ListOwner(rec.Owner); len(held) > 0 || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
 			continue
 		}
-		if l, err := leases.Get(rec.Owner); err == nil && l.Process == rec.Process {
+		if l, err := leases.Get(rec.Owner); err == nil && len(l.Holders) == 1 && l.Holders[0].Same(rec.Process) {
 			_ = leases.Remove(rec.Owner)
 		}
 	}
@@ -341,7 +349,10 @@ func (r *run) printClaims(b *sessions.Board, owner string) error {
 			}
 		}
 	}
-	r.printf("pickup: this Claude Code session is owner %s on the board %s. Pass `--owner %s` to every pickup command.\n", owner, b.Dir, owner)
+	// No "pass --owner ID" here: this text stays in the conversation, and
+	// a fork of it would act as this session. pickup finds the owner from
+	// $CLAUDE_CODE_SESSION_ID, which each session's commands carry.
+	r.printf("pickup: this Claude Code session is owner %s on the board %s; pickup commands you run act as it (do not pass --owner).\n", owner, b.Dir)
 	if len(list) == 0 {
 		r.printf("It holds no sessions; %d wait in todo/. /pickup claims one.\n", waiting)
 		return nil
@@ -350,7 +361,7 @@ func (r *run) printClaims(b *sessions.Board, owner string) error {
 	for _, s := range list {
 		r.printf("- %s\n  file: %s\n", describe(s), s.Path)
 	}
-	r.printf("Finish one with `pickup --owner %s done ID`, hand it over with /handoff, or give it back with `pickup --owner %s release ID`. Never move, edit or delete board files by hand.\n", owner, owner)
+	r.printf("Finish one with `pickup done ID`, hand it over with /handoff, or give it back with `pickup release ID`. Never move, edit or delete board files by hand.\n")
 	return nil
 }
 
@@ -375,8 +386,10 @@ func (r *run) hookSessionEnd(owner string) error {
 	leases := r.leases(b)
 	list, _ := b.ListOwner(owner)
 	if cfg.KeepOnSessionEnd && len(list) > 0 {
-		host, _ := r.env.Hostname()
-		if _, err := leases.Register(owner, proc.Process{Host: host}); err != nil {
+		// The claims outlive this Claude Code process: untie the lease
+		// from it, so that its exit does not make them reapable at once.
+		p, _ := r.invokerProcess()
+		if _, err := leases.Detach(owner, p); err != nil {
 			errs = append(errs, err)
 		}
 		for _, s := range list {
@@ -406,13 +419,16 @@ func (r *run) hookSessionEnd(owner string) error {
 // forgetPid removes the record of the Claude Code process running owner,
 // unless it already names a later session of that process (after /clear).
 func (r *run) forgetPid(boardDir, owner string) {
-	p, err := r.ownerProcess()
+	p, err := r.invokerProcess()
 	if err != nil {
 		return
 	}
 	path := claudePidPath(boardDir, p.PID)
 	if rec, ok := readClaudePid(path); ok && rec.Owner == owner {
 		_ = os.Remove(path)
+	}
+	if rec, ok := readClaudePid(claudeSessionPath(boardDir, owner)); ok && rec.Process.Same(p) {
+		_ = os.Remove(claudeSessionPath(boardDir, owner))
 	}
 }
 
@@ -439,20 +455,12 @@ func (r *run) claudeOwner() (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	pid := r.pid
-	if pid == 0 {
-		if n, err := strconv.Atoi(r.env.Getenv("PICKUP_PID")); err == nil && n > 0 {
-			pid = n
-		} else {
-			pid = invokerPID()
-		}
-	}
-	rec, ok := readClaudePid(claudePidPath(dir, pid))
-	if !ok || rec.Process.PID != pid || sessions.ValidateOwner(rec.Owner) != nil {
+	p, err := r.invokerProcess()
+	if err != nil {
 		return "", false
 	}
-	p, err := proc.Env{Hostname: r.env.Hostname}.Lookup(pid)
-	if err != nil || p != rec.Process {
+	rec, ok := readClaudePid(claudePidPath(dir, p.PID))
+	if !ok || !rec.Process.Same(p) || sessions.ValidateOwner(rec.Owner) != nil {
 		return "", false
 	}
 	return rec.Owner, true

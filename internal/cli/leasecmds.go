@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -14,41 +13,34 @@ import (
 // leaseRefresh is how often claims renew an unchanged lease's heartbeat.
 const leaseRefresh = time.Minute
 
-// ownerProcess is the process whose life the owner's lease follows: --pid,
-// else $PICKUP_PID, else the long-lived process that invoked pickup.
-func (r *run) ownerProcess() (proc.Process, error) {
-	pid := r.pid
-	if pid == 0 {
-		if v := r.env.Getenv("PICKUP_PID"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return proc.Process{}, usageError("$PICKUP_PID=%q is not a process id", v)
-			}
-			pid = n
-		}
-	}
-	if pid == 0 {
-		pid = invokerPID()
-	}
-	env := proc.Env{Hostname: r.env.Hostname}
-	p, err := env.Lookup(pid)
-	if err != nil {
-		return proc.Process{}, fmt.Errorf("owner process: %w (pass --pid of a running process)", err)
-	}
-	return p, nil
-}
-
 func (r *run) leases(b *sessions.Board) *claim.Leases {
-	return &claim.Leases{Board: b, Proc: proc.Env{Hostname: r.env.Hostname}, Now: r.env.Now}
+	return &claim.Leases{Board: b, Proc: r.procEnv(), Now: r.env.Now}
 }
 
-// register makes sure the owner holds a lease before it claims.
+// register makes the owner's processes part of its lease before it claims.
+// If every process of the lease provably exited, that earlier run's
+// sessions come back to todo/ first (attempt counted), and it says so.
 func (r *run) register(c *claim.Client) error {
-	p, err := r.ownerProcess()
+	holders, err := r.ownerHolders(c.Owner)
 	if err != nil {
 		return err
 	}
-	return r.leases(c.Board).Ensure(c.Owner, p, leaseRefresh)
+	taken, err := r.leases(c.Board).Ensure(c.Owner, leaseRefresh, claim.ReapOptions{}, holders...)
+	r.reportTakenUp(c.Owner, taken)
+	return err
+}
+
+// reportTakenUp tells on stderr what a new run of owner took back from a
+// dead earlier run of it.
+func (r *run) reportTakenUp(owner string, taken []claim.Reaped) {
+	for _, x := range taken {
+		where := "todo"
+		if x.SetAside {
+			where = "failed/ (attempt limit reached)"
+		}
+		fmt.Fprintf(r.env.Stderr, "pickup: %s was still held by an earlier run of %s whose processes exited (%s); returned it to %s, attempt %d\n",
+			x.ID, sanitize(owner), sanitize(x.Reason), where, x.Attempt)
+	}
 }
 
 func (r *run) heartbeatCommand() *ucli.Command {
@@ -70,11 +62,11 @@ func (r *run) heartbeatCommand() *ucli.Command {
 					return err
 				}
 			}
-			p, err := r.ownerProcess()
+			holders, err := r.ownerHolders(cl.Owner)
 			if err != nil {
 				return err
 			}
-			lease, err := r.leases(cl.Board).Heartbeat(cl.Owner, p)
+			lease, err := r.leases(cl.Board).Heartbeat(cl.Owner, holders...)
 			if err != nil {
 				return err
 			}
@@ -166,6 +158,7 @@ type ownerStatus struct {
 	Heartbeat string           `json:"heartbeat_age,omitempty"`
 	PID       int              `json:"pid,omitempty"`
 	Host      string           `json:"host,omitempty"`
+	Holders   []proc.Process   `json:"holders,omitempty"`
 	Sessions  []string         `json:"sessions"`
 }
 
@@ -204,7 +197,11 @@ func (r *run) statusCommand() *ucli.Command {
 				if !lease.Created.IsZero() {
 					st.LeaseAge = now.Sub(lease.Created).Round(time.Second).String()
 					st.Heartbeat = now.Sub(lease.Heartbeat).Round(time.Second).String()
-					st.PID, st.Host = lease.Process.PID, lease.Process.Host
+					st.Holders = lease.Holders
+					if len(lease.Holders) > 0 {
+						// The first holder, as before holders were a set.
+						st.PID, st.Host = lease.Holders[0].PID, lease.Holders[0].Host
+					}
 				}
 				for _, s := range list {
 					st.Sessions = append(st.Sessions, s.ID)

@@ -178,7 +178,7 @@ func (r *run) lockAcquireCommand() *ucli.Command {
 				return err
 			}
 			defer locks.Close()
-			p, err := r.ownerProcess()
+			p, err := r.invokerProcess()
 			if err != nil {
 				return err
 			}

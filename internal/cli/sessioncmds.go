@@ -91,18 +91,20 @@ func (r *run) listCommand() *ucli.Command {
 		Name:      "list",
 		Aliases:   []string{"ls"},
 		Usage:     "list sessions by state, in the order next takes them",
-		UsageText: "pickup list [--state S]... [--json]",
+		UsageText: "pickup list [--state S]... [--mine] [--json]",
 		Description: "States are todo, doing and done (default: all). A session whose frontmatter cannot be\n" +
 			"read is marked with ! and still listed; `pickup doctor` says what is wrong. A todo session\n" +
 			"whose depends_on are not all done says what it waits on (next skips it): \"(waits on ID)\"\n" +
-			"after its title, \"waits_on\": [ids] in --json.\n\n" +
-			"Examples:\n   pickup list\n   pickup list --state todo --json",
+			"after its title, \"waits_on\": [ids] in --json. --mine lists only what this owner holds\n" +
+			"(--owner, $PICKUP_OWNER, or the Claude Code session that runs pickup).\n\n" +
+			"Examples:\n   pickup list\n   pickup list --state todo --json\n   pickup list --mine",
 		Flags: []ucli.Flag{
 			&ucli.StringSliceFlag{Name: "state", Aliases: []string{"s"}, Usage: "todo, doing or done (repeat for more)"},
+			&ucli.BoolFlag{Name: "mine", Usage: "only the sessions this owner holds"},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
-				return usageError("list takes no arguments; filter with --state")
+				return usageError("list takes no arguments; filter with --state or --mine")
 			}
 			var states []sessions.State
 			for _, s := range c.StringSlice("state") {
@@ -116,8 +118,16 @@ func (r *run) listCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			list, err := b.List(states...)
-			if err != nil {
+			var list []sessions.Session
+			if c.Bool("mine") {
+				owner, err := r.ownerName()
+				if err != nil {
+					return err
+				}
+				if list, err = b.ListOwner(owner); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			} else if list, err = b.List(states...); err != nil {
 				return err
 			}
 			waits := waitingOn(b, list)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
-	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -131,10 +130,14 @@ func (r *run) work(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The pickup work process itself is the owner's living process.
+	// The pickup work process itself is the owner's living process. A
+	// dead earlier run of the same owner (killed, crashed) left sessions in
+	// doing/<owner>/: they go back to todo/ first, counted as attempts.
 	leases := r.leases(cl.Board)
-	self := proc.Env{Hostname: r.env.Hostname}.Self()
-	if _, err := leases.Register(cl.Owner, self); err != nil {
+	self := r.procEnv().Self()
+	taken, err := leases.Ensure(cl.Owner, 0, claim.ReapOptions{}, self)
+	r.reportTakenUp(cl.Owner, taken)
+	if err != nil {
 		return err
 	}
 	stop, cancel := context.WithCancel(context.Background())

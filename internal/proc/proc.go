@@ -11,10 +11,10 @@ import (
 // Process identifies one run of a process on one machine.
 type Process struct {
 	Host string `json:"host"`
+	PID  int    `json:"pid"`
 	// PidNS is the inode of the pid namespace whose numbering PID is in
 	// (Linux); 0 if unknown or if the system has no pid namespaces.
 	PidNS uint64 `json:"pid_ns,omitempty"`
-	PID   int    `json:"pid"`
 	// Start is the start time in clock ticks since boot (field 22 of
 	// /proc/PID/stat); 0 if unknown.
 	Start uint64 `json:"start"`

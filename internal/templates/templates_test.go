@@ -47,18 +47,20 @@ func TestClaudeSkills(t *testing.T) {
 				t.Errorf("allowed-tools %q", fm.AllowedTools)
 			}
 			text := string(body)
-			// Skills and hooks agree on the owner: every pickup command
-			// the skill gives passes the session id.
+			// Skills and hooks agree on the owner because the skill names
+			// none: pickup reads it from what the running Claude Code
+			// session carries ($CLAUDE_CODE_SESSION_ID). An id written into
+			// the text would be inherited by a forked conversation, which
+			// would then act as the original.
 			for _, line := range strings.Split(text, "\n") {
 				for _, cmd := range regexp.MustCompile("`pickup [^`]*`").FindAllString(line, -1) {
-					if cmd == "`pickup init`" || cmd == "`pickup new`" || cmd == "`pickup show OTHER-ID`" || cmd == "`pickup list --state todo`" ||
-						strings.HasPrefix(cmd, "`pickup heartbeat") || strings.HasPrefix(cmd, "`pickup reap") || strings.HasPrefix(cmd, "`pickup doctor") {
-						continue
-					}
-					if !strings.HasPrefix(cmd, "`pickup --owner ${CLAUDE_SESSION_ID} ") {
-						t.Errorf("command without the session's owner: %s", cmd)
+					if strings.Contains(cmd, "--owner") {
+						t.Errorf("command that names an owner: %s", cmd)
 					}
 				}
+			}
+			if strings.Contains(text, "CLAUDE_SESSION_ID}") {
+				t.Error("the skill writes the session id into its text, which a fork inherits")
 			}
 			if !strings.Contains(text, "$ARGUMENTS") {
 				t.Error("the skill ignores its arguments")

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/proc"
+)
+
+// Which processes an owner's lease and locks follow. The rule itself is
+// proc.Env.Invokers'; this file adds what the command line says (--pid,
+// $PICKUP_PID) and what Claude Code's hooks recorded.
+
+// explicitPID is --pid, else $PICKUP_PID, else 0.
+func (r *run) explicitPID() (int, error) {
+	if r.pid != 0 {
+		return r.pid, nil
+	}
+	v := r.env.Getenv("PICKUP_PID")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, usageError("$PICKUP_PID=%q is not a process id", v)
+	}
+	return n, nil
+}
+
+// ownerHolders are the processes whose life the owner's lease follows:
+// the process --pid or $PICKUP_PID names; else, for a Claude Code session's
+// own owner, the Claude Code process its SessionStart hook recorded (a
+// command in Claude Code's Bash sandbox cannot see that process, and must
+// not tie the lease to its own short-lived, renumbered processes); else
+// the processes that invoked pickup, up to the first that does work of its
+// own (proc.Env.Invokers). None at all means the lease can only be judged
+// by heartbeats.
+func (r *run) ownerHolders(owner string) ([]proc.Process, error) {
+	env := r.procEnv()
+	pid, err := r.explicitPID()
+	if err != nil {
+		return nil, err
+	}
+	if pid != 0 {
+		p, err := env.Lookup(pid)
+		if err != nil {
+			return nil, fmt.Errorf("owner process: %w (pass --pid of a running process)", err)
+		}
+		return []proc.Process{p}, nil
+	}
+	if p, ok := r.claudeSessionProcess(owner); ok {
+		return []proc.Process{p}, nil
+	}
+	return env.Invokers(), nil
+}
+
+func (r *run) procEnv() proc.Env { return proc.Env{Hostname: r.env.Hostname} }
+
+// invokerProcess is the one process a lock or a Claude Code hook is tied
+// to: the process --pid or $PICKUP_PID names, else the first process above
+// pickup that does work of its own (an agent, a program, a terminal), past
+// every shell and wrapper in between.
+func (r *run) invokerProcess() (proc.Process, error) {
+	env := r.procEnv()
+	pid, err := r.explicitPID()
+	if err != nil {
+		return proc.Process{}, err
+	}
+	if pid != 0 {
+		p, err := env.Lookup(pid)
+		if err != nil {
+			return proc.Process{}, fmt.Errorf("owner process: %w (pass --pid of a running process)", err)
+		}
+		return p, nil
+	}
+	chain := env.Invokers()
+	if len(chain) == 0 {
+		return proc.Process{}, fmt.Errorf("owner process: cannot tell which process ran pickup (no usable /proc, or its parent has exited); pass --pid of the process that works for this owner")
+	}
+	return chain[len(chain)-1], nil
+}
+
+// claudeSessionPath is where SessionStart records the Claude Code process
+// that runs a session.
+func claudeSessionPath(boardDir, owner string) string {
+	return filepath.Join(claudeRuntimeDir(boardDir), "sessions", owner+".json")
+}
+
+func writeClaudeSession(boardDir string, rec claudePidRecord) error {
+	path := claudeSessionPath(boardDir, rec.Owner)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return fsx.WriteReplace(path, append(data, '\n'), 0o644, false)
+}
+
+// claudeSessionProcess returns the Claude Code process that runs owner, as
+// its SessionStart hook recorded it, when pickup runs as that very session:
+// Claude Code sets $CLAUDE_CODE_SESSION_ID in its Bash tool's environment
+// (and SessionStart exports $CLAUDE_SESSION_ID), so a command that carries
+// the owner's id was started by that session, inside its sandbox or not. A
+// record whose process provably exited is not used.
+func (r *run) claudeSessionProcess(owner string) (proc.Process, bool) {
+	if owner == "" || (owner != r.env.Getenv("CLAUDE_CODE_SESSION_ID") && owner != r.env.Getenv("CLAUDE_SESSION_ID")) {
+		return proc.Process{}, false
+	}
+	dir, err := r.boardDir()
+	if err != nil {
+		return proc.Process{}, false
+	}
+	rec, ok := readClaudePid(claudeSessionPath(dir, owner))
+	if !ok || rec.Owner != owner || rec.Process.PID <= 0 {
+		return proc.Process{}, false
+	}
+	env := r.procEnv()
+	if env.Liveness(rec.Process, env.Self()) == proc.Dead {
+		return proc.Process{}, false
+	}
+	return rec.Process, true
+}
