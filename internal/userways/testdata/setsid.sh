@@ -1,0 +1,10 @@
+#!/bin/bash
+# Starts 8 workers, each in a session of its own with setsid, and exits at
+# once, leaving them to run on their own (the test waits for their names in
+# finished).
+: > claims
+: > errors
+: > finished
+for i in 1 2 3 4 5 6 7 8; do
+	setsid ./loop.sh "w$i" < /dev/null > "w$i.out" 2>&1 &
+done
