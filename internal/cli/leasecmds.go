@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -82,16 +83,20 @@ func (r *run) reapCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "reap",
 		Usage:     "return the sessions of dead or stale owners to todo/",
-		UsageText: "pickup reap [--stale DUR] [--dry-run]",
+		UsageText: "pickup reap [--stale DUR] [--max-attempts K] [--dry-run]",
 		Description: "An owner is dead when its process on this host is gone (its claims come back at once)\n" +
 			"and stale when its liveness cannot be checked (another host, no process) and it has not\n" +
 			"heartbeated for --stale. An owner whose process is alive here is never reaped.\n" +
 			"A reaped owner's later done, release or heartbeat of those sessions exits 6.\n" +
+			"Each reap counts as an attempt of the session (attempts and last_error in its\n" +
+			"frontmatter); one that reaches --max-attempts (default: max_attempts in config.yaml,\n" +
+			"else 3) is set aside in failed/ instead of todo/ (`pickup requeue ID` puts it back).\n" +
 			"`pickup next` reaps dead owners by itself. Concurrent reapers are safe.\n\n" +
 			"Examples:\n   pickup reap --dry-run\n   pickup reap --stale 2h",
 		Flags: []ucli.Flag{
 			&ucli.DurationFlag{Name: "stale", Usage: "heartbeat age after which an unverifiable owner is stale (default 30m)"},
 			&ucli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be reaped, change nothing"},
+			&ucli.IntFlag{Name: "max-attempts", Usage: "set a session aside in failed/ once it reaches K attempts (default: the board's max_attempts, else 3; 0: never)"},
 		},
 		Action: func(c *ucli.Context) error {
 			b, err := r.board()
@@ -102,7 +107,16 @@ func (r *run) reapCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			reaped, err := r.leases(b).Reap(claim.ReapOptions{Stale: stale, DryRun: c.Bool("dry-run")})
+			opts := claim.ReapOptions{Stale: stale, DryRun: c.Bool("dry-run")}
+			if c.IsSet("max-attempts") {
+				if opts.MaxAttempts = c.Int("max-attempts"); opts.MaxAttempts < 0 {
+					return usageError("--max-attempts must be 0 (never set aside) or more")
+				}
+				if opts.MaxAttempts == 0 {
+					opts.MaxAttempts = -1 // the library's "never"
+				}
+			}
+			reaped, err := r.leases(b).Reap(opts)
 			if err != nil {
 				return err
 			}
@@ -121,7 +135,11 @@ func (r *run) reapCommand() *ucli.Command {
 					r.printf("could not reap %s from %s: %s\n", x.ID, x.Owner, x.Err)
 					continue
 				}
-				r.printf("%s %s from %s (%s: %s)\n", verb, x.ID, x.Owner, x.State, x.Reason)
+				where := "todo/"
+				if x.SetAside {
+					where = "failed/"
+				}
+				r.printf("%s %s from %s to %s, attempt %d (%s: %s)\n", verb, x.ID, x.Owner, where, x.Attempt, x.State, sanitize(x.Reason))
 			}
 			if len(reaped) == 0 {
 				r.printf("nothing to reap\n")
@@ -223,6 +241,13 @@ func (r *run) statusCommand() *ucli.Command {
 					r.printf(", lease %s old, heartbeat %s ago", st.LeaseAge, st.Heartbeat)
 				}
 				r.printf("\n")
+				if len(st.Holders) > 0 {
+					var names []string
+					for _, h := range st.Holders {
+						names = append(names, h.String())
+					}
+					r.printf("  processes: %s\n", sanitize(strings.Join(names, ", ")))
+				}
 				for _, id := range st.Sessions {
 					r.printf("  %s\n", id)
 				}

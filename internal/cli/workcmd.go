@@ -38,7 +38,7 @@ func (r *run) workCommand() *ucli.Command {
 			"Examples:\n   pickup work -j 4 -- ./run-session.sh {}\n   pickup work -j 2 --wait --max-attempts 3 -- claude -p \"work on the session in {}\"",
 		Flags: []ucli.Flag{
 			&ucli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "how many sessions at once"},
-			&ucli.IntFlag{Name: "max-attempts", Value: 3, Usage: "failures before a session is set aside in failed/ (0: never)"},
+			&ucli.IntFlag{Name: "max-attempts", Value: claim.DefaultMaxAttempts, Usage: "failures (or reaps) before a session is set aside in failed/ (default: the board's max_attempts, else 3; 0: never)"},
 			&ucli.StringFlag{Name: "wait", Usage: "keep serving new sessions (for DUR; --wait alone: until stopped)"},
 			&ucli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "how long a stopped command may take to exit before it is killed"},
 		},
@@ -130,12 +130,24 @@ func (r *run) work(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	maxAttempts := c.Int("max-attempts")
+	if !c.IsSet("max-attempts") {
+		if cfg, err := cl.Board.Config(); err != nil {
+			return err
+		} else if cfg.MaxAttempts != 0 {
+			maxAttempts = max(cfg.MaxAttempts, 0)
+		}
+	}
 	// The pickup work process itself is the owner's living process. A
 	// dead earlier run of the same owner (killed, crashed) left sessions in
 	// doing/<owner>/: they go back to todo/ first, counted as attempts.
 	leases := r.leases(cl.Board)
 	self := r.procEnv().Self()
-	taken, err := leases.Ensure(cl.Owner, 0, claim.ReapOptions{}, self)
+	reapLimit := claim.ReapOptions{MaxAttempts: maxAttempts}
+	if maxAttempts == 0 {
+		reapLimit.MaxAttempts = -1 // never set aside, as for failures
+	}
+	taken, err := leases.Ensure(cl.Owner, 0, reapLimit, self)
 	r.reportTakenUp(cl.Owner, taken)
 	if err != nil {
 		return err
@@ -193,7 +205,7 @@ func (r *run) work(c *ucli.Context) error {
 	}()
 	prog := newProgress(r, c.Int("jobs"))
 	pool := &claim.Pool{
-		Client: cl, Jobs: c.Int("jobs"), MaxAttempts: c.Int("max-attempts"), Wait: wait, Until: until,
+		Client: cl, Jobs: c.Int("jobs"), MaxAttempts: maxAttempts, Wait: wait, Until: until,
 		Run: func(ctx context.Context, _ int, s sessions.Session) error {
 			return rn.run(ctx, cl.Board, cl.Owner, s)
 		},
