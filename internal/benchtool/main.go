@@ -60,6 +60,8 @@ var measurements = []measurement{
 	{"drain", drainSnapshot},
 	{"drain-plain", drainPlain},
 	{"exec-floor", execFloor},
+	{"script-drain", scriptDrain},
+	{"kill-recover", killRecover},
 	{"next-10k", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, false, 10*time.Millisecond) }},
 	{"next-10k-nosync", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, true, 10*time.Millisecond) }},
 	{"next-100", func(e *env) (Row, error) { return nextProcess(e, e.nextSmall, false, 3*time.Millisecond) }},
