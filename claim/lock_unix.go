@@ -16,9 +16,19 @@ import (
 // goroutines of one process exclude each other as two processes do, and the
 // kernel drops it when its process dies.
 func flockFile(path string) (unlock func(), err error) {
+	fd, err := openLocked(path)
+	if err != nil {
+		return nil, err
+	}
+	return func() { unix.Close(fd) }, nil
+}
+
+// openLocked opens path, creating it if needed, and waits for an exclusive
+// flock(2) on it.
+func openLocked(path string) (int, error) {
 	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CREAT|unix.O_CLOEXEC)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	for {
 		err = unix.Flock(fd, unix.LOCK_EX)
@@ -28,9 +38,9 @@ func flockFile(path string) (unlock func(), err error) {
 	}
 	if err != nil {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+		return -1, &os.PathError{Op: "flock", Path: path, Err: err}
 	}
-	return func() { unix.Close(fd) }, nil
+	return fd, nil
 }
 
 // readSmall reads the whole of a small file, at most max bytes. A read of
@@ -124,23 +134,16 @@ func openRetry(path string, flags int) (int, error) {
 // path, and starts again if the holder before it deleted it meanwhile.
 func flockLinked(path string) (unlock func(), err error) {
 	for {
-		fd, err := openRetry(path, unix.O_RDONLY|unix.O_CREAT|unix.O_CLOEXEC)
+		fd, err := openLocked(path)
 		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		for {
-			err = unix.Flock(fd, unix.LOCK_EX)
-			if err != unix.EINTR {
-				break
-			}
-		}
-		if err != nil {
-			unix.Close(fd)
-			return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+			return nil, err
 		}
 		var locked, linked unix.Stat_t
-		if unix.Fstat(fd, &locked) == nil && unix.Stat(path, &linked) == nil &&
-			locked.Dev == linked.Dev && locked.Ino == linked.Ino {
+		if err := unix.Fstat(fd, &locked); err != nil {
+			unix.Close(fd)
+			return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+		}
+		if unix.Stat(path, &linked) == nil && locked.Dev == linked.Dev && locked.Ino == linked.Ino {
 			return func() { unix.Close(fd) }, nil
 		}
 		unix.Close(fd)

@@ -292,7 +292,11 @@ func (r *run) pruneClaudeRecords(b *sessions.Board) {
 }
 
 func writeClaudePid(boardDir string, rec claudePidRecord) error {
-	path := claudePidPath(boardDir, rec.Process.PID)
+	return writeClaudeRecord(claudePidPath(boardDir, rec.Process.PID), rec)
+}
+
+// writeClaudeRecord writes rec to path whole, atomically.
+func writeClaudeRecord(path string, rec claudePidRecord) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

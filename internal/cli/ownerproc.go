@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
-	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/proc"
 )
 
@@ -91,15 +88,7 @@ func claudeSessionPath(boardDir, owner string) string {
 }
 
 func writeClaudeSession(boardDir string, rec claudePidRecord) error {
-	path := claudeSessionPath(boardDir, rec.Owner)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	return fsx.WriteReplace(path, append(data, '\n'), 0o644, false)
+	return writeClaudeRecord(claudeSessionPath(boardDir, rec.Owner), rec)
 }
 
 // claudeSessionProcess returns the Claude Code process that runs owner, as

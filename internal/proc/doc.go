@@ -36,5 +36,7 @@
 // other's processes as rebooted.
 //
 // Invokers finds the processes that started the caller, judged by what they
-// run (/proc/PID/exe), never by their names: see its doc for the rule.
+// run (/proc/PID/exe), never by their names: see its doc for the rule. It
+// walks /proc, so only Linux has it; elsewhere it returns the parent alone,
+// and a shell that ran pickup stands for whatever ran the shell.
 package proc
