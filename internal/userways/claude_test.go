@@ -107,32 +107,36 @@ func TestClaudeFork(t *testing.T) {
 	ids := b.seed(ctx, 3)
 	a := b.startClaude(ctx, "sess-a")
 	fork := b.startClaude(ctx, "sess-b")
-	claimAs := func(env []string, args ...string) string {
-		cmd := b.command(ctx, append([]string{"pickup"}, args...)...)
+	// claimAs runs pickup with env added and returns the session it claimed.
+	claimAs := func(env []string, args ...string) (id, owner string) {
+		cmd := b.command(ctx, append([]string{"pickup"}, append(args, "--json")...)...)
 		cmd.Env = append(cmd.Env, env...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
+		out, err := cmd.Output()
+		var s struct{ ID, Owner string }
+		if err != nil || json.Unmarshal(out, &s) != nil {
 			t.Fatalf("pickup %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return s.ID, s.Owner
 	}
+	held := []string{ids[0]}
 	claimAs([]string{"CLAUDE_CODE_SESSION_ID=sess-a"}, "claim", ids[0])
 	// The fork's command: its own id from Claude Code, A's from the env file.
-	out := claimAs([]string{"CLAUDE_CODE_SESSION_ID=sess-b", "CLAUDE_SESSION_ID=sess-a"}, "next", "--json")
-	if !strings.Contains(out, `"owner":"sess-b"`) {
-		t.Fatalf("the fork claimed as %s, want its own session sess-b", out)
+	forks, owner := claimAs([]string{"CLAUDE_CODE_SESSION_ID=sess-b", "CLAUDE_SESSION_ID=sess-a"}, "next")
+	if owner != "sess-b" {
+		t.Fatalf("the fork claimed as %s, want its own session sess-b", owner)
 	}
 	// The fork acting as A explicitly, from its own process.
-	claimAs([]string{fmt.Sprintf("PICKUP_PID=%d", fork.pid)}, "--owner", "sess-a", "next", "--json")
+	id, _ := claimAs([]string{fmt.Sprintf("PICKUP_PID=%d", fork.pid)}, "--owner", "sess-a", "next")
+	held = append(held, id)
 	fork.end()
 	// The fork's own claim comes back; A's do not.
-	if out, err := b.output(ctx, "pickup", "--owner", "other", "next", "--json"); err != nil || !strings.Contains(out, ids[1]) {
-		t.Fatalf("after the fork ended, another agent's next = %v %s; want the fork's own claim %s", err, out, ids[1])
+	if out, err := b.output(ctx, "pickup", "--owner", "other", "next", "--json"); err != nil || !strings.Contains(out, forks) {
+		t.Fatalf("after the fork ended, another agent's next = %v %s; want the fork's own claim %s", err, out, forks)
 	}
 	if out, err := b.output(ctx, "pickup", "--owner", "other", "next"); err == nil {
 		t.Fatalf("after the fork ended, another agent took a claim of A, which still runs: %s", out)
 	}
-	for _, id := range []string{ids[0], ids[2]} {
+	for _, id := range held {
 		if _, err := os.Stat(filepath.Join(b.dir, "doing", "sess-a", id+".md")); err != nil {
 			t.Errorf("A's claim %s was lost when its fork ended: %v", id, err)
 		}
