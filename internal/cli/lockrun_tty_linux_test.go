@@ -36,17 +36,24 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 	return master, tty
 }
 
-// ctrlCInTerminal starts cmd as the foreground of a new pseudo-terminal,
-// as a shell would: it leads a new session whose controlling terminal is
-// the pty, so its process group is that terminal's foreground group. Once
-// ready reports true it types Ctrl-C there, which sends SIGINT to the
-// whole group, and returns the running command.
-func ctrlCInTerminal(t *testing.T, lb *lockBoard, cmd *exec.Cmd, what string, ready func() bool) *bgCmd {
+// inTerminal starts cmd as the foreground of a new pseudo-terminal, as a
+// shell would: it leads a new session whose controlling terminal is the
+// pty, so its process group is that terminal's foreground group. What is
+// written to master is typed in that terminal.
+func inTerminal(t *testing.T, lb *lockBoard, cmd *exec.Cmd) (bg *bgCmd, master *os.File) {
 	t.Helper()
 	master, tty := openPTY(t)
 	cmd.Stdin = tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	bg := lb.start(cmd)
+	return lb.start(cmd), master
+}
+
+// ctrlCInTerminal starts cmd in a new terminal (inTerminal). Once ready
+// reports true it types Ctrl-C there, which sends SIGINT to the terminal's
+// foreground group, and returns the running command.
+func ctrlCInTerminal(t *testing.T, lb *lockBoard, cmd *exec.Cmd, what string, ready func() bool) *bgCmd {
+	t.Helper()
+	bg, master := inTerminal(t, lb, cmd)
 	eventually(t, 30*time.Second, what, ready)
 	if _, err := master.Write([]byte{0x03}); err != nil { // ^C, VINTR
 		t.Fatal(err)

@@ -14,8 +14,7 @@
 //
 // Each command is started in a new process group of its own, so that pickup
 // can signal and kill everything a command started, not only its first
-// process. On Linux it also gets PR_SET_PDEATHSIG SIGKILL: the kernel kills
-// it the moment pickup dies.
+// process.
 //
 // Start runs one watchdog process per pickup run: pickup's own executable
 // run again with the hidden first argument Arg, in a process group of its
@@ -27,32 +26,40 @@
 // the files of a dead process: the watchdog then sends SIGKILL to every
 // group still listed, waits until they are empty, and exits.
 //
+// A group must be listed before its command can start a process of its
+// own. pickup learns the command's pid only once the command runs, and
+// may be slow to write it down (milliseconds, on a busy machine: long
+// enough for a shell to fork). So each command's process starts as a gate,
+// pickup's executable run with ArgGate, which waits until pickup has listed
+// its group and then execs the command in its place. If pickup dies first,
+// the gate reads end of file and the command never runs. On Linux the
+// kernel also kills the command if pickup dies (PR_SET_PDEATHSIG).
+//
 // When a command's first process exits, Group.End kills what is left of its
 // group and waits until the group is empty before the run counts as over:
 // a background child that a command leaves behind never outlives its run.
 //
-// A binary that links this package serves as a watchdog when its first
-// argument is Arg: the package's init function runs the watchdog before
-// main (or a test binary's TestMain) parses any argument, so pickup, its
-// test binaries and anything else that embeds pickup's CLI all work alike.
+// A binary that links this package serves as a watchdog or a gate when its
+// first argument is Arg or ArgGate: the package's init function runs them
+// before main (or a test binary's TestMain) parses any argument, so pickup,
+// its test binaries and anything else that embeds pickup's CLI all work
+// alike.
 //
 // # Guarantees
 //
-// On Linux, once Lifeline.Start has returned a Group, every process of that
-// group is killed (SIGKILL) when pickup exits or dies, SIGKILL included,
-// and the watchdog exits only after the group is empty. Processes that have
-// exited but wait to be reaped (zombies) do no work and count as gone.
+// Once Lifeline.Start has returned a Group, every process of that group is
+// killed (SIGKILL) when pickup exits or dies, SIGKILL included, and the
+// watchdog exits only after the group is empty. Processes that have exited
+// but wait to be reaped (zombies) do no work and count as gone.
 //
 // # Limits
 //
 //   - A process that leaves its group (setsid or setpgid; daemons do so on
 //     purpose) is no longer followed.
 //   - If the watchdog itself is killed (SIGKILL by hand, the OOM killer),
-//     only PR_SET_PDEATHSIG is left: it kills a command's first process but
-//     not the processes that one started. pickup warns when it notices.
-//   - Between a command's exec and the "+PGID" line (microseconds), a child
-//     that the command forks survives a SIGKILL of pickup on Linux: the
-//     kernel kills the command, not the child.
+//     only PR_SET_PDEATHSIG is left: on Linux it kills a command's first
+//     process but not the processes that one started; elsewhere nothing.
+//     pickup warns when it notices.
 //   - A process in uninterruptible sleep (a hung network file system) dies
 //     only when it wakes up; waits for a group to empty are bounded and
 //     report it.
@@ -60,12 +67,15 @@
 //     has wrapped around; pickup unlists a group right after it is empty,
 //     so the watchdog's SIGKILL cannot reach a newcomer unless pickup dies
 //     in the instant between the two.
-//   - Elsewhere than Linux (macOS, the BSDs) there is no PR_SET_PDEATHSIG,
-//     so a pickup killed between starting a command and listing its group
-//     leaves that command running; and zombies cannot be told apart without
-//     /proc, so a group counts as empty only once they are reaped. The
-//     watchdog, the process groups and the cleanup are the same.
+//   - Elsewhere than Linux (macOS, the BSDs), zombies cannot be told apart
+//     from live processes without /proc, so a group counts as empty only
+//     once its zombies are reaped (launchd and init do so at once); and
+//     without PR_SET_PDEATHSIG a command started with a nil *Lifeline is
+//     not killed when pickup dies. These have only been compiled there, not
+//     run.
 //   - If the watchdog cannot start (no /proc/self/exe, exec denied), pickup
-//     runs its commands with process groups and PR_SET_PDEATHSIG only and
-//     says so; see Start.
+//     runs its commands with a nil *Lifeline: process groups, cleanup after
+//     each command and signal forwarding as usual, but if pickup is killed
+//     only PR_SET_PDEATHSIG (Linux) kills the commands' first processes.
+//     pickup says so when it starts.
 package lifeline

@@ -3,7 +3,9 @@ package lifeline
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -24,11 +26,20 @@ type Group struct {
 }
 
 // Start starts cmd as the leader of a new process group that dies with
-// pickup: on Linux the kernel kills the leader if pickup dies (even before
-// the watchdog lists its group), and the watchdog kills the whole group.
-// cmd.SysProcAttr may be set already (Foreground, for a terminal); Start
-// adds what it needs. After cmd's leader has exited and been waited for,
-// call End.
+// pickup. cmd.SysProcAttr may be set already (Foreground, for a terminal);
+// Start adds what it needs. After cmd's leader has exited and been waited
+// for, call End.
+//
+// The group must be listed with the watchdog before the command can start
+// a process of its own, or a pickup killed in between would leave that
+// process running: listing it after cmd.Start returns is not enough, as
+// the command runs from its exec on and pickup may be slow to write. So
+// the process starts as a gate, pickup's executable run with ArgGate,
+// which waits on a pipe until pickup has listed its group and then execs
+// the command in its place: same process, same group, the command's own
+// argv[0]. If pickup dies first, the gate reads end of file and the
+// command never runs. On Linux the kernel also kills the leader if pickup
+// dies (PR_SET_PDEATHSIG), which is all a nil *Lifeline gives.
 func (l *Lifeline) Start(cmd *exec.Cmd) (*Group, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -36,13 +47,40 @@ func (l *Lifeline) Start(cmd *exec.Cmd) (*Group, error) {
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0 // a new group, its id the leader's pid
 	setDeathSignal(cmd.SysProcAttr)
-	if err := cmd.Start(); err != nil {
+	if l == nil {
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return &Group{pgid: cmd.Process.Pid}, nil
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err // the command was not found: nothing to gate
+	}
+	wait, open, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	defer open.Close()
+	path, args, extra := cmd.Path, cmd.Args, cmd.ExtraFiles
+	cmd.Path = l.exe
+	cmd.Args = append([]string{l.argv0, ArgGate, strconv.Itoa(3 + len(extra)), path}, args...)
+	cmd.ExtraFiles = append(append([]*os.File{}, extra...), wait)
+	err = cmd.Start()
+	wait.Close()
+	cmd.Path, cmd.Args, cmd.ExtraFiles = path, args, extra // as the caller made it
+	if err != nil {
 		return nil, err
 	}
 	g := &Group{l: l, pgid: cmd.Process.Pid}
 	l.send('+', g.pgid)
+	// The gate may be gone already (a signal): then there is nothing to
+	// open.
+	_, _ = open.Write([]byte{gateOpen})
 	return g, nil
 }
+
+// gateOpen is what a gate waits for.
+const gateOpen = 'g'
 
 // PGID is the group's id, the pid of its leader.
 func (g *Group) PGID() int { return g.pgid }

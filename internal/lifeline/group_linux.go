@@ -17,10 +17,11 @@ func executable() (string, error) {
 	return self, nil
 }
 
-// setDeathSignal asks the kernel to SIGKILL the command when pickup dies,
-// which covers it before the watchdog lists its group. (The kernel sends it
-// when the thread that forked dies; Go ends threads only with goroutines
-// that lock them, which pickup's do not.)
+// setDeathSignal asks the kernel to SIGKILL the command's first process
+// when pickup dies: at once, before the watchdog gets to it, and the only
+// protection a command started with a nil *Lifeline has. (The kernel sends
+// it when the thread that forked dies; Go ends threads only with goroutines
+// that lock them, which pickup's do not. A set-user-ID command loses it.)
 func setDeathSignal(attr *syscall.SysProcAttr) {
 	attr.Pdeathsig = syscall.SIGKILL
 }

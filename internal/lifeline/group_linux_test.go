@@ -3,6 +3,7 @@ package lifeline
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -206,4 +207,102 @@ func TestWatchdogLost(t *testing.T) {
 		t.Errorf("%d warnings, want 1:\n%s", n, warn.String())
 	}
 	_ = l.Close()
+}
+
+// TestGate: a command started through the gate is the process pickup
+// started (the gate execs in place), with its own argv[0], environment and
+// directory, and no descriptor more than without the gate.
+func TestGate(t *testing.T) {
+	l, err := Start(os.Args[0], os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	run := func(l *Lifeline) (pid int, out []string) {
+		cmd := exec.Command("sh", "-c", `echo "$$ $0 $GATE_TEST $(pwd)"; ls /proc/$$/fd`)
+		cmd.Args[0] = "my-sh"
+		cmd.Env = append(os.Environ(), "GATE_TEST=passed")
+		cmd.Dir = dir
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		g, err := l.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.End(); err != nil {
+			t.Fatal(err)
+		}
+		if cmd.Args[0] != "my-sh" || filepath.Base(cmd.Path) != "sh" {
+			t.Errorf("Start left cmd as %s %q, not as the caller made it", cmd.Path, cmd.Args)
+		}
+		return cmd.Process.Pid, strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	}
+	pid, gated := run(l)
+	if want := fmt.Sprintf("%d my-sh passed %s", pid, dir); gated[0] != want {
+		t.Errorf("the command says %q, want %q", gated[0], want)
+	}
+	_, direct := run(nil)
+	if fmt.Sprint(gated[1:]) != fmt.Sprint(direct[1:]) {
+		t.Errorf("the command's descriptors: %v through the gate, %v without", gated[1:], direct[1:])
+	}
+}
+
+// TestGateCannotExec: a command that cannot run exits 126 with a message,
+// as it would from a shell.
+func TestGateCannotExec(t *testing.T) {
+	l, err := Start(os.Args[0], os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	notExec := filepath.Join(t.TempDir(), "script")
+	if err := os.WriteFile(notExec, []byte("echo hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := &exec.Cmd{Path: notExec, Args: []string{"script"}}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	g, err := l.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	_ = g.End()
+	if cmd.ProcessState.ExitCode() != 126 || !strings.Contains(stderr.String(), "permission denied") {
+		t.Errorf("exit %v, stderr %q; want 126 and permission denied", err, stderr.String())
+	}
+	// Not found at all: Start says so, as exec.Cmd.Start would.
+	if _, err := l.Start(exec.Command("pickup-no-such-command")); !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("a command not found: %v", err)
+	}
+}
+
+// TestGateClosed: a gate whose pickup is gone before it opened (end of
+// file) does not run the command. The gate runs as a process of its own:
+// were it to exec the command here, the test binary would be gone.
+func TestGateClosed(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	ran := filepath.Join(t.TempDir(), "ran")
+	touch, err := exec.LookPath("touch")
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(os.Args[0], ArgGate, "3", touch, "touch", ran)
+	cmd.ExtraFiles = []*os.File{r}
+	err = cmd.Run()
+	r.Close()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("the gate exited %d (%v), want 1", code, err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran")
+	}
 }

@@ -10,9 +10,9 @@ import (
 // executable is this program's file, as the system names it.
 func executable() (string, error) { return os.Executable() }
 
-// setDeathSignal does nothing: only Linux has PR_SET_PDEATHSIG. A pickup
-// killed between starting a command and listing its group leaves that
-// command running here (see the package documentation).
+// setDeathSignal does nothing: only Linux has PR_SET_PDEATHSIG. The gate
+// and the watchdog do its work here; without a watchdog (a nil *Lifeline),
+// a command outlives a pickup killed with SIGKILL.
 func setDeathSignal(*syscall.SysProcAttr) {}
 
 // hasLiveMember cannot tell zombies from live processes without /proc: a

@@ -16,6 +16,11 @@ import (
 // watchdog (see the package documentation).
 const Arg = "__lifeline"
 
+// ArgGate is the hidden first argument that makes pickup's executable a
+// command's gate: it waits until pickup has listed its group, then becomes
+// the command (see Lifeline.Start).
+const ArgGate = "__lifeline_gate"
+
 // readyTimeout bounds how long Start waits for a new watchdog to say it is
 // ready. Go starts in milliseconds; a race-instrumented test binary on a
 // busy machine can take a good part of a second.
@@ -31,6 +36,8 @@ var ErrNotReady = errors.New("watchdog did not start")
 type Lifeline struct {
 	cmd  *exec.Cmd
 	warn io.Writer
+	// exe and argv0 start gates as the watchdog was started.
+	exe, argv0 string
 
 	mu   sync.Mutex
 	w    *os.File // the pipe to the watchdog; nil once closed
@@ -76,7 +83,7 @@ func Start(argv0 string, warn io.Writer) (*Lifeline, error) {
 		pw.Close()
 		return nil, fmt.Errorf("start watchdog %s: %w", exe, err)
 	}
-	l := &Lifeline{cmd: cmd, w: pw, warn: warn}
+	l := &Lifeline{cmd: cmd, w: pw, warn: warn, exe: exe, argv0: argv0}
 	if err := awaitReady(rr); err != nil {
 		_ = cmd.Process.Kill()
 		pw.Close()

@@ -12,13 +12,19 @@ import (
 	"time"
 )
 
-// init turns this process into a watchdog when it was started as one, before
-// main or a test binary's TestMain sees any argument: every binary that can
-// start a watchdog (it links this package) can then be one, whatever it
-// does with its arguments otherwise.
+// init turns this process into a watchdog or a gate when it was started as
+// one, before main or a test binary's TestMain sees any argument: every
+// binary that can start them (it links this package) can then be them,
+// whatever it does with its arguments otherwise.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == Arg {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case Arg:
 		os.Exit(watchdog(os.Stdin, os.Stdout, os.Stderr))
+	case ArgGate:
+		os.Exit(gate(os.Args[2:], os.Stderr))
 	}
 }
 
