@@ -79,7 +79,7 @@ func testLockRunCtrlC(t *testing.T, bin string) {
 	}
 	stderr := bg.stderr.String()
 	if strings.Contains(stderr, "sending SIGINT") {
-		t.Errorf("lock run forwarded a Ctrl-C that its command had from the terminal already:\n%s", stderr)
+		t.Errorf("lock run got the Ctrl-C and passed it on: its command did not have the terminal:\n%s", stderr)
 	}
 	if ints, err := os.ReadFile(filepath.Join(lb.dir, "ints")); err != nil || string(ints) != "INT\n" {
 		t.Errorf("the command did not get the terminal's SIGINT once: %q, %v", ints, err)

@@ -137,44 +137,56 @@ func (rn *runner) signalAll(sig syscall.Signal) []*lifeline.Group {
 
 // handleSignals stops the pool on the first SIGINT, SIGTERM or SIGHUP,
 // kills the commands on the next one, and stops and continues them with
-// pickup on SIGTSTP, until quit is closed. The commands are in process
-// groups of their own: a signal that the terminal sends pickup's group
-// does not reach them, so each is passed on.
-func (rn *runner) handleSignals(cancel func(), quit <-chan struct{}) {
+// pickup on SIGTSTP. The commands are in process groups of their own: a
+// signal that the terminal sends pickup's group does not reach them, so
+// each is passed on. The signals are caught from the moment it returns
+// until stop is called.
+func (rn *runner) handleSignals(cancel func()) (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	tstp := make(chan os.Signal, 1)
 	signal.Notify(tstp, syscall.SIGTSTP)
-	defer signal.Stop(tstp)
 	jc := newJobControl()
-	defer jc.close()
-	for {
-		select {
-		case <-quit:
-			return
-		case <-tstp:
-			groups := rn.signalAll(syscall.SIGTSTP)
-			jc.stopSelf()
-			for _, g := range groups {
-				_ = g.Signal(syscall.SIGCONT)
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tstp:
+				groups := rn.signalAll(syscall.SIGTSTP)
+				jc.stopSelf()
+				for _, g := range groups {
+					_ = g.Signal(syscall.SIGCONT)
+				}
+			case s := <-sigs:
+				rn.stopSignal(s.(syscall.Signal), cancel)
 			}
-		case s := <-sigs:
-			sig, _ := s.(syscall.Signal)
-			rn.mu.Lock()
-			first := rn.sig == 0
-			if first {
-				rn.sig = sig
-			}
-			rn.mu.Unlock()
-			if !first {
-				rn.signalAll(syscall.SIGKILL)
-				continue
-			}
-			fmt.Fprintf(rn.r.env.Stderr, "pickup: %s: stopping; running commands get %s and %s to finish (again to kill now)\n", signalName(sig), signalName(sig), rn.grace)
-			cancel()
 		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		signal.Stop(tstp)
+		jc.close()
+		close(quit)
 	}
+}
+
+// stopSignal handles a stop signal: the first cancels the pool, whose runs
+// pass it on to their commands; the next kills them.
+func (rn *runner) stopSignal(sig syscall.Signal, cancel func()) {
+	rn.mu.Lock()
+	first := rn.sig == 0
+	if first {
+		rn.sig = sig
+	}
+	rn.mu.Unlock()
+	if !first {
+		rn.signalAll(syscall.SIGKILL)
+		return
+	}
+	fmt.Fprintf(rn.r.env.Stderr, "pickup: %s: stopping; running commands get %s and %s to finish (again to kill now)\n", signalName(sig), signalName(sig), rn.grace)
+	cancel()
 }
 
 func (r *run) work(c *ucli.Context) error {
@@ -223,9 +235,7 @@ func (r *run) work(c *ucli.Context) error {
 			rn.path = lp
 		}
 	}
-	quit := make(chan struct{})
-	defer close(quit)
-	go rn.handleSignals(cancel, quit)
+	defer rn.handleSignals(cancel)()
 	go func() { // keep the lease fresh for observers on other hosts
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
