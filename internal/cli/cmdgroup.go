@@ -98,7 +98,9 @@ func (j *jobControl) stopSelf() {
 	// SIGSTOP to pickup alone: the terminal's SIGTSTP reached the rest of
 	// its group already, and a SIGTSTP sent to pickup by hand was meant for
 	// pickup alone.
-	_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGSTOP); err != nil {
+		return // not stopped: no SIGCONT to wait for
+	}
 	<-j.cont
 }
 

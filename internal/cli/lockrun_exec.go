@@ -131,8 +131,10 @@ loop:
 	r.endGroup(g, "lock run")
 	// waitLeader has reaped the command already: Wait only finishes
 	// os/exec's copying of streams that are not files (its error says that
-	// there was no process left to wait for).
+	// there was no process left to wait for), and Release frees the
+	// process handle that Wait would have.
 	_ = cmd.Wait()
+	_ = cmd.Process.Release()
 	relErr := release()
 	if lost != nil {
 		return exitError{code: ExitClaimLost, err: fmt.Errorf("lock run: %w; %s was stopped", lost, sanitize(argv[0]))}

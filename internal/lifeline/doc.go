@@ -55,7 +55,10 @@
 // # Limits
 //
 //   - A process that leaves its group (setsid or setpgid; daemons do so on
-//     purpose) is no longer followed.
+//     purpose) is no longer followed. A pickup run by a command (a `lock
+//     run` in a `work` command) puts its own commands in groups of their
+//     own: they die when that pickup dies, by the hand of its own watchdog,
+//     a moment after the outer group is empty, not before.
 //   - If the watchdog itself is killed (SIGKILL by hand, the OOM killer),
 //     only PR_SET_PDEATHSIG is left: on Linux it kills a command's first
 //     process but not the processes that one started; elsewhere nothing.
