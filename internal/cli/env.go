@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/lifeline"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,11 +23,17 @@ type Env struct {
 	// StdoutIsTerminal reports whether stdout is a terminal, in which case
 	// control bytes in titles and bodies are escaped.
 	StdoutIsTerminal bool
-	// InForeground reports whether this process's group is the foreground
-	// group of its controlling terminal. A Ctrl-C there reaches every
-	// process of the group, the commands pickup started included, so
-	// pickup must not forward it a second time. Nil means no terminal.
-	InForeground func() bool
+	// TTY opens the controlling terminal. When pickup's group is its
+	// foreground group, lock run hands the terminal to its command's
+	// process group while the command runs: in a background group, a
+	// command that read the terminal would be stopped. Nil, or a nil
+	// result: no terminal.
+	TTY func() *os.File
+	// Lifeline starts the watchdog that kills the commands of work and lock
+	// run if pickup dies (internal/lifeline). Nil: no watchdog; the
+	// commands still get process groups of their own and, on Linux,
+	// PR_SET_PDEATHSIG (for tests that run Main inside their own process).
+	Lifeline func() (*lifeline.Lifeline, error)
 }
 
 // OSEnv returns the environment of the running process.
@@ -35,19 +42,11 @@ func OSEnv() *Env {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Getenv: os.Getenv, Getwd: os.Getwd, Hostname: os.Hostname, Now: time.Now,
 		StdoutIsTerminal: isTerminal(os.Stdout),
-		InForeground:     inForeground,
+		TTY:              controllingTTY,
+		// The watchdog is this executable again, under the name pickup
+		// was called by: ps shows it as "pickup __lifeline".
+		Lifeline: func() (*lifeline.Lifeline, error) { return lifeline.Start(os.Args[0], os.Stderr) },
 	}
-}
-
-func inForeground() bool {
-	// O_NOCTTY: looking must never make /dev/tty this process's terminal.
-	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false // no controlling terminal
-	}
-	defer unix.Close(fd)
-	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-	return err == nil && pgrp == unix.Getpgrp()
 }
 
 func isTerminal(f *os.File) bool {

@@ -9,10 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"syscall"
 	"time"
@@ -31,11 +29,13 @@ func (r *run) lockRunCommand() *ucli.Command {
 		Description: "Takes the lock (exit 3 if held, or 5 after --wait), runs CMD with $PICKUP_LOCK_KEY set,\n" +
 			"heartbeats the lock while CMD runs, releases it when CMD exits, and exits with CMD's exit\n" +
 			"code (128+N if CMD was killed by signal N). The lock is held by this pickup process, so\n" +
-			"if pickup is killed, even by SIGKILL, the lock is free at once (and on Linux CMD is\n" +
-			"killed with it). SIGINT and SIGTERM are forwarded to CMD, which gets --grace to exit\n" +
-			"before it is killed; a second signal kills it at once. (Ctrl-C in the terminal reaches\n" +
-			"CMD directly and is not forwarded again.) If the lock is taken away while\n" +
-			"CMD runs (released by force), CMD is stopped the same way and pickup exits 6.\n" +
+			"if pickup is killed, even by SIGKILL, the lock is free at once, and CMD and every\n" +
+			"process it started are killed with it. CMD runs in a process group of its own, which\n" +
+			"is killed when CMD exits. SIGINT, SIGTERM and SIGHUP are forwarded to that group, which\n" +
+			"gets --grace to exit before it is killed; a second signal kills it at once. In the\n" +
+			"foreground of a terminal, CMD gets the terminal, so Ctrl-C and Ctrl-Z reach it directly.\n" +
+			"If the lock is taken away while CMD runs (released by force), CMD is stopped the same\n" +
+			"way and pickup exits 6.\n" +
 			"--supersede: if an older `pickup lock run` of KEY is running, stop it (SIGTERM, then\n" +
 			"SIGKILL after --grace), wait for it to exit, and take the lock: the newest run wins. A\n" +
 			"lock taken by `pickup lock acquire` is never stopped; it is waited for or reported.\n\n" +
@@ -89,7 +89,7 @@ func (r *run) lockRun(c *ucli.Context) error {
 	self := proc.Env{Hostname: r.env.Hostname}.Self()
 
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
 	// Taking the lock: a signal cancels the wait.
@@ -248,99 +248,6 @@ func (lr *lockRunner) awaitExit(ctx context.Context, p proc.Process, d time.Dura
 	}
 }
 
-// run runs argv holding the lock info, then releases it.
-func (lr *lockRunner) run(info claim.LockInfo, argv []string, sigs <-chan os.Signal) error {
-	r := lr.r
-	release := func() error {
-		err := lr.locks.Unlock(lr.key, info.Token)
-		if err != nil && (errors.Is(err, claim.ErrNotHolder) || errors.Is(err, claim.ErrLockNotHeld)) {
-			return nil // reported as lost by the heartbeat, or lost at the very end
-		}
-		return err
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), envLockKey+"="+lr.key)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.env.Stdin, r.env.Stdout, r.env.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	setParentDeathSignal(cmd.SysProcAttr, syscall.SIGKILL)
-	if err := cmd.Start(); err != nil {
-		_ = release()
-		code := 126
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			code = 127
-		}
-		return exitError{code: code, err: fmt.Errorf("lock run: %w", err)}
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-
-	hb := time.NewTicker(lockBeatEvery(lr.ttl))
-	defer hb.Stop()
-	var stopping bool
-	var kill <-chan time.Time
-	var lost error
-	stopCmd := func(s os.Signal, why string) {
-		if stopping {
-			_ = cmd.Process.Kill()
-			return
-		}
-		stopping = true
-		kill = time.After(lr.grace)
-		if s == os.Interrupt && r.env.InForeground != nil && r.env.InForeground() {
-			// Ctrl-C in the terminal: the command is in pickup's process
-			// group and got this SIGINT from the terminal already. A
-			// second one would tell many programs to quit at once.
-			fmt.Fprintf(r.env.Stderr, "pickup: lock run: %s: %s got it from the terminal too; killing it after %s (signal again to kill now)\n", why, sanitize(argv[0]), lr.grace)
-			return
-		}
-		fmt.Fprintf(r.env.Stderr, "pickup: lock run: %s: sending %s to %s, killing it after %s (signal again to kill now)\n", why, signalName(s), sanitize(argv[0]), lr.grace)
-		_ = cmd.Process.Signal(s)
-	}
-	var waitErr error
-loop:
-	for {
-		select {
-		case waitErr = <-done:
-			break loop
-		case s := <-sigs:
-			stopCmd(s, signalName(s))
-		case <-kill:
-			_ = cmd.Process.Kill()
-		case <-hb.C:
-			if lost != nil {
-				continue
-			}
-			if err := lr.beat(info); err != nil {
-				lost = err
-				stopCmd(syscall.SIGTERM, "lock "+lockName(lr.key)+" was taken away")
-			}
-		}
-	}
-	relErr := release()
-	if lost != nil {
-		return exitError{code: ExitClaimLost, err: fmt.Errorf("lock run: %w; %s was stopped", lost, sanitize(argv[0]))}
-	}
-	code := 0
-	if st := cmd.ProcessState; st != nil {
-		code = st.ExitCode()
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	} else if waitErr != nil {
-		return waitErr
-	}
-	if relErr != nil {
-		fmt.Fprintf(r.env.Stderr, "pickup: lock run: release lock %s: %v\n", lockName(lr.key), relErr)
-		if code == 0 {
-			code = ExitError
-		}
-	}
-	if code != 0 {
-		return exitError{code: code, err: fmt.Errorf("%s exited %d", sanitize(argv[0]), code), quiet: true}
-	}
-	return nil
-}
-
 // beat renews the lock, or reports that it is no longer this run's.
 func (lr *lockRunner) beat(info claim.LockInfo) error {
 	cur, _, err := lr.locks.Check(lr.key)
@@ -370,15 +277,4 @@ func signalName(s os.Signal) string {
 // three times per TTL, at least once a minute, at most ten times a second.
 func lockBeatEvery(ttl time.Duration) time.Duration {
 	return min(max(ttl/3, 100*time.Millisecond), time.Minute)
-}
-
-// setParentDeathSignal asks the kernel to send sig to the command when
-// pickup dies (Linux's PR_SET_PDEATHSIG), so that a SIGKILLed `lock run`
-// cannot leave its command running unprotected by the lock it lost. Other
-// systems have no such field and are left alone.
-func setParentDeathSignal(attr *syscall.SysProcAttr, sig syscall.Signal) {
-	f := reflect.ValueOf(attr).Elem().FieldByName("Pdeathsig")
-	if f.IsValid() && f.CanSet() && f.Type() == reflect.TypeOf(sig) {
-		f.Set(reflect.ValueOf(sig))
-	}
 }

@@ -3,7 +3,9 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,12 +15,22 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/cli"
+	"github.com/pickup-dev/pickup/internal/lifeline"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
 // wkMain runs the pickup CLI in this process and returns its exit code and
-// output.
+// output. Its commands have no watchdog (it would cost a start of this
+// race-instrumented binary per command, as their gate).
 func wkMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return wkMainWatched(t, false, args...)
+}
+
+// wkMainWatched is wkMain, with a watchdog for the commands if watched:
+// this test binary, which serves as one (and as the commands' gates) when
+// run with the hidden argument.
+func wkMainWatched(t *testing.T, watched bool, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	wd := t.TempDir()
@@ -28,6 +40,9 @@ func wkMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 		Getwd:    func() (string, error) { return wd, nil },
 		Hostname: os.Hostname,
 		Now:      time.Now,
+	}
+	if watched {
+		env.Lifeline = func() (*lifeline.Lifeline, error) { return lifeline.Start(os.Args[0], os.Stderr) }
 	}
 	code = cli.Main(env, append([]string{"pickup"}, args...))
 	return code, out.String(), errOut.String()
@@ -186,7 +201,8 @@ func TestWorkCLIWaitDeadline(t *testing.T) {
 
 // TestWorkCLICommandName: a command named without a slash is looked up in
 // $PATH (once, not per session) and still gets its name as the user wrote
-// it as its argv[0]; one that is not there fails each run, and the runs'
+// it as its argv[0], through the gate that holds it until the watchdog
+// lists it too; one that is not there fails each run, and the runs'
 // sessions are set aside, as before any lookup.
 func TestWorkCLICommandName(t *testing.T) {
 	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
@@ -204,7 +220,7 @@ func TestWorkCLICommandName(t *testing.T) {
 	// The shell writes the first word of its own command line next to
 	// the board.
 	script := `tr '\0' '\n' < /proc/$$/cmdline | head -n 1 > "$PICKUP_DIR/argv0.$PICKUP_SESSION_ID"`
-	code, _, stderr := wkMain(t, "--dir", b.Dir, "--owner", "runner", "--no-sync",
+	code, _, stderr := wkMainWatched(t, true, "--dir", b.Dir, "--owner", "runner", "--no-sync",
 		"work", "-j", "2", "--", "sh", "-c", script)
 	if code != 0 {
 		t.Fatalf("pickup work: exit code %d\nstderr:\n%s", code, stderr)
@@ -222,12 +238,43 @@ func TestWorkCLICommandName(t *testing.T) {
 	if err := os.WriteFile(b.Path(sessions.Todo, "", "d"), sessions.Render(sessions.Meta{Title: "d"}, nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = wkMain(t, "--dir", b.Dir, "--owner", "runner", "--no-sync",
+	code, _, stderr = wkMainWatched(t, true, "--dir", b.Dir, "--owner", "runner", "--no-sync",
 		"work", "--max-attempts", "1", "--", "pickup-no-such-command")
 	if code != cli.ExitError || !strings.Contains(stderr, "executable file not found") {
 		t.Errorf("a command not in $PATH: exit code %d, want %d, and the lookup's error\nstderr:\n%s", code, cli.ExitError, stderr)
 	}
 	if _, err := os.Stat(b.Path(sessions.Failed, "", "d")); err != nil {
 		t.Errorf("the session of the failed run is not set aside: %v", err)
+	}
+}
+
+// TestWorkWithoutWatchdog: if the watchdog that kills the commands when
+// pickup dies cannot start, work says so and runs the commands anyway.
+func TestWorkWithoutWatchdog(t *testing.T) {
+	b, err := sessions.Init(filepath.Join(t.TempDir(), "board"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b.Path(sessions.Todo, "", "one"), sessions.Render(sessions.Meta{Title: "one"}, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	env := &cli.Env{
+		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr,
+		Getenv:   func(string) string { return "" },
+		Getwd:    os.Getwd,
+		Hostname: os.Hostname,
+		Now:      time.Now,
+		Lifeline: func() (*lifeline.Lifeline, error) { return nil, errors.New("start watchdog: no such thing here") },
+	}
+	code := cli.Main(env, []string{"pickup", "--dir", b.Dir, "--owner", "runner", "--no-sync", "work", "--", "true"})
+	if code != 0 {
+		t.Fatalf("work exited %d\nstderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "pickup: work: start watchdog: no such thing here; running commands without it: if pickup is killed with SIGKILL, what they started may keep running") {
+		t.Errorf("work does not say that it runs without a watchdog:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(b.Path(sessions.Done, "", "one")); err != nil {
+		t.Errorf("the session was not done: %v", err)
 	}
 }

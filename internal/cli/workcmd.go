@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/lifeline"
+	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -29,9 +31,11 @@ func (r *run) workCommand() *ucli.Command {
 			"after K failures it is set aside in failed/, where next no longer takes it, until\n" +
 			"`pickup requeue ID`. Without --wait, work stops when nothing is left and exits 0 if\n" +
 			"every run succeeded, 1 otherwise; with --wait it keeps serving new sessions.\n" +
-			"The first SIGINT/SIGTERM stops claiming, forwards the signal to running commands, waits\n" +
-			"--grace, kills what is left and releases unfinished sessions to todo/; a second one\n" +
-			"kills at once. Nothing is lost either way.\n" +
+			"The first SIGINT/SIGTERM/SIGHUP stops claiming, forwards the signal to running commands,\n" +
+			"waits --grace, kills what is left and releases unfinished sessions to todo/; a second\n" +
+			"one kills at once. Nothing is lost either way. Each command runs in a process group of\n" +
+			"its own: whatever it leaves running when it exits is killed before its session moves on,\n" +
+			"and if pickup is killed, even by SIGKILL, every command's group is killed with it.\n" +
 			"Progress: one live status line on a terminal, log lines otherwise, and with --json one\n" +
 			"event object per line: {\"time\",\"event\",\"id\",\"worker\",\"attempt\",\"error\"} with event\n" +
 			"claimed, done, failed, released, set_aside or lost.\n\n" +
@@ -48,67 +52,141 @@ func (r *run) workCommand() *ucli.Command {
 
 // runner starts the commands of a pool and stops them on signals.
 type runner struct {
+	r     *run
 	argv  []string
 	path  string // argv[0] looked up in $PATH once, or "" to look it up on each run
 	grace time.Duration
 	env   []string
+	// ll is the watchdog that kills the commands if pickup dies; nil if it
+	// could not start.
+	ll *lifeline.Lifeline
 
-	mu  sync.Mutex
-	sig os.Signal
-	// fromTerminal: sig is a Ctrl-C that the commands got from the
-	// terminal too (they are in pickup's process group); they are not sent
-	// it again, only killed after grace.
-	fromTerminal bool
-	running      map[*exec.Cmd]bool
+	mu sync.Mutex
+	// sig is the first stop signal, which the commands get; 0 before one.
+	sig     syscall.Signal
+	running map[*lifeline.Group]bool
 }
 
 func (rn *runner) run(ctx context.Context, b *sessions.Board, owner string, s sessions.Session) error {
+	if err := ctx.Err(); err != nil {
+		return err // told to stop before this run began
+	}
 	args := make([]string, len(rn.argv))
 	for i, a := range rn.argv {
 		args[i] = strings.ReplaceAll(a, "{}", s.Path)
 	}
 	var cmd *exec.Cmd
 	if rn.path != "" {
-		cmd = exec.CommandContext(ctx, rn.path, args[1:]...)
+		cmd = exec.Command(rn.path, args[1:]...)
 		cmd.Args[0] = args[0] // what the user wrote, as a shell would pass it
 	} else {
-		cmd = exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd = exec.Command(args[0], args[1:]...)
 	}
 	cmd.Env = append(append([]string{}, rn.env...),
 		"PICKUP_SESSION_ID="+s.ID, "PICKUP_SESSION_PATH="+s.Path, "PICKUP_OWNER="+owner, "PICKUP_DIR="+b.Dir)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.Cancel = func() error {
-		rn.mu.Lock()
-		sig, fromTerminal := rn.sig, rn.fromTerminal
-		rn.mu.Unlock()
-		if fromTerminal {
-			return nil // WaitDelay kills it if it outlives grace
-		}
-		if sig == nil {
-			sig = syscall.SIGTERM
-		}
-		return cmd.Process.Signal(sig)
-	}
-	cmd.WaitDelay = rn.grace
-	if err := cmd.Start(); err != nil {
+	g, err := rn.ll.Start(cmd)
+	if err != nil {
 		return err
 	}
 	rn.mu.Lock()
-	rn.running[cmd] = true
+	rn.running[g] = true
 	rn.mu.Unlock()
-	err := cmd.Wait()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		rn.mu.Lock()
+		sig := rn.sig
+		rn.mu.Unlock()
+		if sig == 0 {
+			sig = syscall.SIGTERM
+		}
+		_ = g.Signal(sig)
+		grace := time.NewTimer(rn.grace)
+		select {
+		case err = <-done:
+		case <-grace.C:
+			_ = g.Signal(syscall.SIGKILL)
+			err = <-done
+		}
+		grace.Stop()
+	}
 	rn.mu.Lock()
-	delete(rn.running, cmd)
+	delete(rn.running, g)
 	rn.mu.Unlock()
+	// Before the pool hands the session on: nothing the command left
+	// behind may go on working on it.
+	rn.r.endGroup(g, "work: session "+s.ID)
 	return err
 }
 
-func (rn *runner) killAll() {
+// signalAll sends sig to the groups of every running command and returns
+// them.
+func (rn *runner) signalAll(sig syscall.Signal) []*lifeline.Group {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	for cmd := range rn.running {
-		_ = cmd.Process.Kill()
+	groups := make([]*lifeline.Group, 0, len(rn.running))
+	for g := range rn.running {
+		_ = g.Signal(sig)
+		groups = append(groups, g)
 	}
+	return groups
+}
+
+// handleSignals stops the pool on the first SIGINT, SIGTERM or SIGHUP,
+// kills the commands on the next one, and stops and continues them with
+// pickup on SIGTSTP. The commands are in process groups of their own: a
+// signal that the terminal sends pickup's group does not reach them, so
+// each is passed on. The signals are caught from the moment it returns
+// until stop is called.
+func (rn *runner) handleSignals(cancel func()) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	tstp := make(chan os.Signal, 1)
+	signal.Notify(tstp, syscall.SIGTSTP)
+	jc := newJobControl()
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tstp:
+				groups := rn.signalAll(syscall.SIGTSTP)
+				jc.stopSelf()
+				for _, g := range groups {
+					_ = g.Signal(syscall.SIGCONT)
+				}
+			case s := <-sigs:
+				rn.stopSignal(s.(syscall.Signal), cancel)
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		signal.Stop(tstp)
+		jc.close()
+		close(quit)
+	}
+}
+
+// stopSignal handles a stop signal: the first cancels the pool, whose runs
+// pass it on to their commands; the next kills them.
+func (rn *runner) stopSignal(sig syscall.Signal, cancel func()) {
+	rn.mu.Lock()
+	first := rn.sig == 0
+	if first {
+		rn.sig = sig
+	}
+	rn.mu.Unlock()
+	if !first {
+		rn.signalAll(syscall.SIGKILL)
+		return
+	}
+	fmt.Fprintf(rn.r.env.Stderr, "pickup: %s: stopping; running commands get %s and %s to finish (again to kill now)\n", signalName(sig), signalName(sig), rn.grace)
+	cancel()
 }
 
 func (r *run) work(c *ucli.Context) error {
@@ -138,16 +216,28 @@ func (r *run) work(c *ucli.Context) error {
 			maxAttempts = max(cfg.MaxAttempts, 0)
 		}
 	}
-	// The pickup work process itself is the owner's living process. A
+	// Started before the lease is taken: the watchdog outlives this
+	// process until every command group it watches is empty.
+	ll := r.startLifeline("work")
+	defer ll.Close()
+	// The owner's processes are pickup work itself and its watchdog: the
+	// owner is dead, and its sessions handed out again, only once both are
+	// gone, so only once nothing that a command started can still run. A
 	// dead earlier run of the same owner (killed, crashed) left sessions in
 	// doing/<owner>/: they go back to todo/ first, counted as attempts.
 	leases := r.leases(cl.Board)
 	self := r.procEnv().Self()
+	holders := []proc.Process{self}
+	if pid := ll.PID(); pid != 0 {
+		if w, err := r.procEnv().Lookup(pid); err == nil {
+			holders = append(holders, w)
+		}
+	}
 	reapLimit := claim.ReapOptions{MaxAttempts: maxAttempts}
 	if maxAttempts == 0 {
 		reapLimit.MaxAttempts = -1 // never set aside, as for failures
 	}
-	taken, err := leases.Ensure(cl.Owner, 0, reapLimit, self)
+	taken, err := leases.Ensure(cl.Owner, 0, reapLimit, holders...)
 	r.reportTakenUp(cl.Owner, taken)
 	if err != nil {
 		return err
@@ -158,7 +248,7 @@ func (r *run) work(c *ucli.Context) error {
 	if timeout > 0 {
 		until = time.Now().Add(timeout)
 	}
-	rn := &runner{argv: argv, grace: c.Duration("grace"), env: os.Environ(), running: map[*exec.Cmd]bool{}}
+	rn := &runner{r: r, argv: argv, grace: c.Duration("grace"), env: os.Environ(), ll: ll, running: map[*lifeline.Group]bool{}}
 	// Look the command up in $PATH once, not once per session; $PATH does
 	// not change while pickup runs. A name with a slash is run as it is,
 	// and one that is not found (or only in a relative directory of $PATH)
@@ -168,29 +258,7 @@ func (r *run) work(c *ucli.Context) error {
 			rn.path = lp
 		}
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	var interrupted os.Signal
-	go func() {
-		n := 0
-		for sig := range sigs {
-			if n++; n == 1 {
-				fromTerminal := sig == os.Interrupt && r.env.InForeground != nil && r.env.InForeground()
-				rn.mu.Lock()
-				rn.sig, interrupted, rn.fromTerminal = sig, sig, fromTerminal
-				rn.mu.Unlock()
-				if fromTerminal {
-					fmt.Fprintf(r.env.Stderr, "pickup: %s: stopping; running commands got it from the terminal too and have %s to finish (again to kill now)\n", sig, rn.grace)
-				} else {
-					fmt.Fprintf(r.env.Stderr, "pickup: %s: stopping; running commands get %s and %s to finish (again to kill now)\n", sig, sig, rn.grace)
-				}
-				cancel()
-				continue
-			}
-			rn.killAll()
-		}
-	}()
+	defer rn.handleSignals(cancel)()
 	go func() { // keep the lease fresh for observers on other hosts
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
@@ -217,11 +285,10 @@ func (r *run) work(c *ucli.Context) error {
 		return err
 	}
 	rn.mu.Lock()
-	sig := interrupted
+	sig := rn.sig
 	rn.mu.Unlock()
-	if sig != nil {
-		code := 128 + int(sig.(syscall.Signal))
-		return exitError{code: code, err: fmt.Errorf("stopped by %s: %d unfinished session(s) released to todo", sig, sum.Released), quiet: r.json}
+	if sig != 0 {
+		return exitError{code: 128 + int(sig), err: fmt.Errorf("stopped by %s: %d unfinished session(s) released to todo", signalName(sig), sum.Released), quiet: r.json}
 	}
 	if sum.Failed > 0 || sum.Lost > 0 {
 		return exitError{code: ExitError, err: fmt.Errorf("%d run(s) failed, %d session(s) set aside in failed/, %d claim(s) lost", sum.Failed, sum.SetAside, sum.Lost), quiet: r.json}
