@@ -96,14 +96,15 @@ const exitCodeHelp = `EXIT CODES:
 
 func (r *run) app() *ucli.App {
 	app := &ucli.App{
-		Name:  "pickup",
-		Usage: "share one backlog of work sessions safely between many agents",
+		Name:    "pickup",
+		Usage:   "share one backlog of work sessions safely between many agents",
+		Version: version(),
 		Description: "A board is a directory: todo/<id>.md waits, doing/<owner>/<id>.md is claimed by <owner>,\n" +
 			"done/<id>.md is finished. Every transition is one atomic rename, so of any number of\n" +
 			"racing claimers exactly one wins.\n\n" +
 			"Board: --dir, else $PICKUP_DIR, else .spx/sessions at the top of the git repository's\n" +
 			"main work tree, else ./.spx/sessions.\n" +
-			"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_SESSION_ID, $CLAUDE_CODE_SESSION_ID,\n$CODEX_THREAD_ID, the Claude Code session that ran pickup, else user@host.\n\n" +
+			"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_CODE_SESSION_ID, $CLAUDE_SESSION_ID,\n$CODEX_THREAD_ID, the Claude Code session that ran pickup, else <user>-<host> (your\nuser and host names, every character outside [A-Za-z0-9._-] made a -).\n\n" +
 			exitCodeHelp,
 		Flags:                  r.globalFlags(),
 		HideHelpCommand:        false,
@@ -133,7 +134,7 @@ func (r *run) app() *ucli.App {
 func (r *run) globalFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "dir", Usage: "board directory (default: $PICKUP_DIR, else .spx/sessions in the main git work tree, else ./.spx/sessions)"},
-		&ucli.StringFlag{Name: "owner", Usage: "who claims (default: $PICKUP_OWNER, $CLAUDE_SESSION_ID, $CODEX_THREAD_ID, else user@host)"},
+		&ucli.StringFlag{Name: "owner", Usage: "who claims (default: $PICKUP_OWNER, $CLAUDE_CODE_SESSION_ID, $CLAUDE_SESSION_ID, $CODEX_THREAD_ID, else <user>-<host>)"},
 		&ucli.BoolFlag{Name: "json", Usage: "print one JSON object (an array for list) on stdout"},
 		&ucli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a power loss may undo recent transitions (also $PICKUP_NO_SYNC=1)"},
 		&ucli.IntFlag{Name: "pid", Usage: "the process whose life the owner's lease follows (default: $PICKUP_PID, else the agent or program that ran pickup)"},
