@@ -23,3 +23,15 @@ func WaitOptionsWith(rescan time.Duration, notify func(dirs ...string) (Notifier
 // (an owner was found reapable, before its guard is taken) and "fenced"
 // (a session's fence is recorded, before it moves).
 func SetReapHook(l *Leases, f func(point, owner, id string)) { l.hook = f }
+
+// MissListings makes q's next n listings of todo/ find nothing, as
+// readdir(3) may when other processes rename in the directory meanwhile.
+func MissListings(q *Queue, n int) {
+	q.miss = func() bool {
+		if n <= 0 {
+			return false
+		}
+		n--
+		return true
+	}
+}

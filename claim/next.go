@@ -38,6 +38,11 @@ type Queue struct {
 	listed   time.Time
 	stale    bool // pending is older than opts.Snapshot: renew it before use
 	blocked  int  // sessions of the last listing that wait on dependencies
+
+	// miss, set by tests (export_test.go), is asked after each listing of
+	// todo/; true makes that listing find nothing, as a readdir that
+	// skipped the entries others were renaming would.
+	miss func() bool
 }
 
 // NewQueue returns a Queue that claims as c's owner.
@@ -179,6 +184,9 @@ func (q *Queue) take(l *listings) (sessions.Session, error) {
 		pending, nblocked, err := q.candidates(l)
 		if err != nil {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
+		}
+		if q.miss != nil && q.miss() {
+			pending = nil
 		}
 		q.pending, q.listed, q.blocked, l.blocked = pending, time.Now(), nblocked, nblocked
 		if !pending.empty() {
