@@ -188,6 +188,11 @@ type Locks struct {
 
 	spareMu sync.Mutex
 	spares  []*spare // private record files to reuse, open
+
+	// takeover, set by tests, runs between judging a record dead or stale
+	// and removing it, so that a test can act in that window as another
+	// taker could.
+	takeover func()
 }
 
 // LocksDirName is the lock directory's name inside the board's runtime

@@ -151,6 +151,9 @@ func (l *Locks) tryLock(name string, rec lockRecord, tmp **spare) (info LockInfo
 				return nil
 			}
 			// Dead or stale, as read under the guard: take it away.
+			if l.takeover != nil {
+				l.takeover()
+			}
 			return ignoreNotExist(os.Remove(path))
 		})
 		if err != nil || held {
