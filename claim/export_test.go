@@ -1,6 +1,11 @@
 package claim
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/pickup-dev/pickup/sessions"
+)
 
 // Test hooks for the external tests (package claim_test).
 
@@ -34,4 +39,14 @@ func MissListings(q *Queue, n int) {
 		n--
 		return true
 	}
+}
+
+// Watcher is what Watch needs of its fsnotify watcher (a Notifier that can
+// Add directories), so that tests can hand it a fake one.
+type Watcher = watcher
+
+// WatchWith is Watch on w instead of a new fsnotify watcher; it does not
+// close w.
+func WatchWith(ctx context.Context, b *sessions.Board, report func(Change), w Watcher) error {
+	return watch(ctx, b, report, w)
 }

@@ -31,6 +31,20 @@ func Watch(ctx context.Context, b *sessions.Board, report func(Change)) error {
 		return err
 	}
 	defer w.Close()
+	return watch(ctx, b, report, fsWatcher{w})
+}
+
+// watcher is what Watch uses of *fsnotify.Watcher: a notifier that can
+// watch more directories (an owner's, once it appears).
+type watcher interface {
+	notifier
+	Add(dir string) error
+}
+
+func (f fsWatcher) Add(dir string) error { return f.w.Add(dir) }
+
+// watch is Watch on w, which tests replace with a fake one.
+func watch(ctx context.Context, b *sessions.Board, report func(Change), w watcher) error {
 	doing := b.StateDir(sessions.Doing, "")
 	for _, d := range []string{b.StateDir(sessions.Todo, ""), doing, b.StateDir(sessions.Done, "")} {
 		if err := w.Add(d); err != nil {
@@ -49,13 +63,13 @@ func Watch(ctx context.Context, b *sessions.Board, report func(Change)) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case err := <-w.Errors:
+		case err := <-w.Errors():
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				report(Change{Time: time.Now().UTC(), Event: "rescan"})
 				continue
 			}
 			return err
-		case ev := <-w.Events:
+		case ev := <-w.Events():
 			dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
 			if dir == doing {
 				// A new owner directory: watch it too.
