@@ -103,6 +103,11 @@ func (r *run) reapCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if !c.Bool("dry-run") {
+				if err := r.readyToChange(b); err != nil {
+					return err
+				}
+			}
 			stale, err := r.stale(c, b)
 			if err != nil {
 				return err
