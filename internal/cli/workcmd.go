@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,6 +31,10 @@ func (r *run) workCommand() *ucli.Command {
 			"after K failures it is set aside in failed/, where next no longer takes it, until\n" +
 			"`pickup requeue ID`. Without --wait, work stops when nothing is left and exits 0 if\n" +
 			"every run succeeded, 1 otherwise; with --wait it keeps serving new sessions.\n" +
+			"A command that cannot be started (not found, not executable) is your mistake, not the\n" +
+			"session's: work stops claiming at once, gives back what it claimed with no attempt\n" +
+			"counted, lets runs already going finish, and exits 2 saying why. (A command that runs\n" +
+			"and then exits 127 or 126 itself, a script missing a tool, is an ordinary failure.)\n" +
 			"The first SIGINT/SIGTERM/SIGHUP stops claiming, forwards the signal to running commands,\n" +
 			"waits --grace, kills what is left and releases unfinished sessions to todo/; a second\n" +
 			"one kills at once. Nothing is lost either way. Each command runs in a process group of\n" +
@@ -87,7 +91,7 @@ func (rn *runner) run(ctx context.Context, b *sessions.Board, owner string, s se
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	g, err := rn.ll.Start(cmd)
 	if err != nil {
-		return err
+		return notStarted(args[0], err)
 	}
 	rn.mu.Lock()
 	rn.running[g] = true
@@ -119,6 +123,9 @@ func (rn *runner) run(ctx context.Context, b *sessions.Board, owner string, s se
 	// Before the pool hands the session on: nothing the command left
 	// behind may go on working on it.
 	rn.r.endGroup(g, "work: session "+s.ID)
+	if serr := g.StartErr(); serr != nil {
+		return notStarted(args[0], serr) // its gate exited 127 or 126, not the command
+	}
 	return err
 }
 
@@ -204,6 +211,13 @@ func (r *run) work(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Look the command up in $PATH once, not once per session, and before
+	// anything changes: a typo is reported with nothing claimed. $PATH
+	// does not change while pickup runs.
+	path, err := lookCommand(argv[0])
+	if err != nil {
+		return err
+	}
 	cl, err := r.client()
 	if err != nil {
 		return err
@@ -248,16 +262,7 @@ func (r *run) work(c *ucli.Context) error {
 	if timeout > 0 {
 		until = time.Now().Add(timeout)
 	}
-	rn := &runner{r: r, argv: argv, grace: c.Duration("grace"), env: os.Environ(), ll: ll, running: map[*lifeline.Group]bool{}}
-	// Look the command up in $PATH once, not once per session; $PATH does
-	// not change while pickup runs. A name with a slash is run as it is,
-	// and one that is not found (or only in a relative directory of $PATH)
-	// is left to each run, which reports the error as the run's failure.
-	if name := argv[0]; filepath.Base(name) == name && !strings.Contains(name, "{}") {
-		if lp, err := exec.LookPath(name); err == nil && filepath.IsAbs(lp) {
-			rn.path = lp
-		}
-	}
+	rn := &runner{r: r, argv: argv, path: path, grace: c.Duration("grace"), env: os.Environ(), ll: ll, running: map[*lifeline.Group]bool{}}
 	defer rn.handleSignals(cancel)()
 	go func() { // keep the lease fresh for observers on other hosts
 		t := time.NewTicker(time.Minute)
@@ -281,6 +286,10 @@ func (r *run) work(c *ucli.Context) error {
 	}
 	sum, err := pool.Serve(stop)
 	prog.finish(sum)
+	var cs *cannotStartError
+	if errors.As(err, &cs) {
+		return exitError{code: ExitUsage, err: fmt.Errorf("work: %w; stopped at once, %d session(s) back in todo/ with no attempt counted", err, sum.Released)}
+	}
 	if err != nil {
 		return err
 	}
