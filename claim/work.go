@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -58,6 +59,9 @@ type Pool struct {
 	// Event, if set, is called for every event (from several goroutines,
 	// one at a time).
 	Event func(WorkEvent)
+
+	// queue is Serve's, for Waiting.
+	queue atomic.Pointer[Queue]
 }
 
 // Serve runs the pool until nothing is left (or, with Wait, until stop is
@@ -98,6 +102,7 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 	// One queue for all workers: they list todo/ once between them, and
 	// no two of them try the same candidate.
 	q := p.Client.NewQueue(NextOptions{Snapshot: time.Second})
+	p.queue.Store(q)
 	h := newHalting(stop)
 	defer h.cancel()
 	var wg sync.WaitGroup

@@ -111,3 +111,37 @@ func TestPoolNotStarted(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolWaiting: Waiting counts the sessions the pool's queue still holds
+// for its workers, and how many of them wait on dependencies.
+func TestPoolWaiting(t *testing.T) {
+	b := pkBoard(t)
+	b.NoSync = true
+	for i := 0; i < 5; i++ {
+		pkPut(t, b, sessions.Todo, "", fmt.Sprintf("s%d", i), sessions.Meta{})
+	}
+	pkPut(t, b, sessions.Todo, "", "later", sessions.Meta{DependsOn: []string{"s0"}})
+	c, err := claim.New(b, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &claim.Pool{Client: c, Jobs: 1}
+	if _, _, ok := p.Waiting(); ok {
+		t.Error("Waiting is ok before Serve")
+	}
+	var seen []string
+	p.Run = func(_ context.Context, _ int, s sessions.Session) error {
+		ready, blocked, ok := p.Waiting()
+		seen = append(seen, fmt.Sprintf("%s:%d+%d:%v", s.ID, ready, blocked, ok))
+		return nil
+	}
+	if _, err := p.Serve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// s0..s4 first (later waits on s0, blocked until s0 is done and todo/
+	// is listed again), then later alone.
+	want := []string{"s0:4+1:true", "s1:3+1:true", "s2:2+1:true", "s3:1+1:true", "s4:0+1:true", "later:0+0:true"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("Waiting during each run: %v\nwant %v", seen, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,7 +41,8 @@ func (r *run) workCommand() *ucli.Command {
 			"one kills at once. Nothing is lost either way. Each command runs in a process group of\n" +
 			"its own: whatever it leaves running when it exits is killed before its session moves on,\n" +
 			"and if pickup is killed, even by SIGKILL, every command's group is killed with it.\n" +
-			"Progress: one live status line on a terminal, log lines otherwise, and with --json one\n" +
+			"Progress: one live status line on a terminal (busy workers, sessions waiting in todo/,\n" +
+			"done, failed, rate), log lines otherwise, and with --json one\n" +
 			"event object per line: {\"time\",\"event\",\"id\",\"worker\",\"attempt\",\"error\"} with event\n" +
 			"claimed, done, failed, released, set_aside or lost.\n\n" +
 			"Examples:\n   pickup work -j 4 -- ./run-session.sh {}\n   pickup work -j 2 --wait --max-attempts 3 -- claude -p \"work on the session in {}\"",
@@ -284,6 +286,7 @@ func (r *run) work(c *ucli.Context) error {
 		},
 		Event: prog.event,
 	}
+	prog.waiting = pool.Waiting
 	sum, err := pool.Serve(stop)
 	prog.finish(sum)
 	var cs *cannotStartError
@@ -314,6 +317,10 @@ type progress struct {
 	terminal bool
 	busy     int
 	sum      claim.WorkSummary
+	// waiting counts the sessions that wait for the pool (Pool.Waiting);
+	// waitText is what the status line last said of them.
+	waiting  func() (ready, blocked int, ok bool)
+	waitText string
 }
 
 func newProgress(r *run, jobs int) *progress {
@@ -340,8 +347,8 @@ func (p *progress) event(ev claim.WorkEvent) {
 		_ = p.r.printJSON(ev)
 	case p.terminal:
 		rate := float64(p.sum.Done+p.sum.Failed) / time.Since(p.start).Seconds()
-		fmt.Fprintf(p.r.env.Stderr, "\r\x1b[Kbusy %d/%d  done %d  failed %d  %.1f/s  last: %s %s",
-			p.busy, p.jobs, p.sum.Done, p.sum.Failed, rate, ev.Event, ev.ID)
+		fmt.Fprintf(p.r.env.Stderr, "\r\x1b[Kbusy %d/%d  waiting %s  done %d  failed %d  %.1f/s  last: %s %s",
+			p.busy, p.jobs, p.waitingNow(), p.sum.Done, p.sum.Failed, rate, ev.Event, ev.ID)
 	default:
 		line := fmt.Sprintf("worker %d: %s %s", ev.Worker, ev.Event, ev.ID)
 		if ev.Attempt > 1 || ev.Event == "failed" || ev.Event == "set_aside" {
@@ -352,6 +359,24 @@ func (p *progress) event(ev claim.WorkEvent) {
 		}
 		fmt.Fprintln(p.r.env.Stderr, line)
 	}
+}
+
+// waitingNow says how many sessions wait in todo/ for the pool, as its
+// queue last listed them: "12", or "12 (+3 blocked)" when some wait on
+// dependencies. While the queue is busy listing, the last figure stands.
+func (p *progress) waitingNow() string {
+	if p.waiting != nil {
+		if ready, blocked, ok := p.waiting(); ok {
+			p.waitText = strconv.Itoa(ready)
+			if blocked > 0 {
+				p.waitText += fmt.Sprintf(" (+%d blocked)", blocked)
+			}
+		}
+	}
+	if p.waitText == "" {
+		return "?"
+	}
+	return p.waitText
 }
 
 func (p *progress) finish(sum claim.WorkSummary) {
