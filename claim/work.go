@@ -131,7 +131,7 @@ func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit fu
 	claiming := h.ctx
 	if !p.Until.IsZero() {
 		var cancel context.CancelFunc
-		claiming, cancel = context.WithDeadline(stop, p.Until)
+		claiming, cancel = context.WithDeadline(h.ctx, p.Until)
 		defer cancel()
 	}
 	// A run that succeeded leaves its session renamed into done/ but not

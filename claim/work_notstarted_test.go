@@ -145,3 +145,39 @@ func TestPoolWaiting(t *testing.T) {
 		t.Errorf("Waiting during each run: %v\nwant %v", seen, want)
 	}
 }
+
+// TestPoolNotStartedWhileWaiting: a worker waiting for new sessions (Wait,
+// with or without Until) stops waiting as soon as another worker's run
+// could not start.
+func TestPoolNotStartedWhileWaiting(t *testing.T) {
+	for _, until := range []time.Duration{0, time.Minute} {
+		t.Run(fmt.Sprintf("until %v", until), func(t *testing.T) {
+			b := pkBoard(t)
+			b.NoSync = true
+			pkPut(t, b, sessions.Todo, "", "only", sessions.Meta{})
+			c, err := claim.New(b, "w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &claim.Pool{Client: c, Jobs: 2, Wait: true,
+				Run: func(context.Context, int, sessions.Session) error {
+					time.Sleep(50 * time.Millisecond) // the other worker is waiting by now
+					return fmt.Errorf("cannot start: %w", claim.ErrNotStarted)
+				},
+			}
+			if until > 0 {
+				p.Until = time.Now().Add(until)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err = p.Serve(ctx)
+			if !errors.Is(err, claim.ErrNotStarted) {
+				t.Errorf("Serve = %v, want ErrNotStarted", err)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("Serve returned after %v: the waiting worker did not stop", d)
+			}
+		})
+	}
+}
