@@ -125,7 +125,13 @@ func (r *run) wouldRequeue(b *sessions.Board, ids []string, opts claim.RequeueOp
 	for _, id := range ids {
 		x, ok := byID[id]
 		if !ok {
-			return nil, &claim.Error{Op: "requeue", ID: id, Err: claim.ErrSessionNotFound}
+			// As requeue itself would answer: not available where it is,
+			// or not found at all.
+			e := &claim.Error{Op: "requeue", ID: id, Err: claim.ErrSessionNotFound}
+			if places, err := b.Locate(id); err == nil && len(places) > 0 {
+				e.Err, e.State, e.Holder = claim.ErrSessionNotAvailable, places[0].State, places[0].Owner
+			}
+			return nil, e
 		}
 		out = append(out, claim.Requeued{Was: x})
 	}
