@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -51,16 +52,22 @@ type Pool struct {
 	// runs in progress finish (only stop cancels them).
 	Until time.Time
 	// Run works on one session. ctx is cancelled when the pool is told to
-	// stop; the session then goes back to todo/ uncounted.
+	// stop; the session then goes back to todo/ uncounted. An error that
+	// wraps ErrNotStarted says the work could not even start: the session
+	// goes back uncounted too, and the pool stops (see ErrNotStarted).
 	Run func(ctx context.Context, worker int, s sessions.Session) error
 	// Event, if set, is called for every event (from several goroutines,
 	// one at a time).
 	Event func(WorkEvent)
+
+	// queue is Serve's, for Waiting.
+	queue atomic.Pointer[Queue]
 }
 
 // Serve runs the pool until nothing is left (or, with Wait, until stop is
 // cancelled). Cancelling stop stops claiming and cancels every running Run
-// (whose session is released back to todo/ once Run returns).
+// (whose session is released back to todo/ once Run returns). A Run error
+// that wraps ErrNotStarted stops claiming too, and Serve returns it.
 func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 	jobs := max(p.Jobs, 1)
 	var (
@@ -95,27 +102,36 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 	// One queue for all workers: they list todo/ once between them, and
 	// no two of them try the same candidate.
 	q := p.Client.NewQueue(NextOptions{Snapshot: time.Second})
+	p.queue.Store(q)
+	h := newHalting(stop)
+	defer h.cancel()
 	var wg sync.WaitGroup
 	for w := 1; w <= jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.worker(stop, w, q, emit, emitAfter); err != nil {
+			if err := p.worker(stop, h, w, q, emit, emitAfter); err != nil {
 				fail(err)
 			}
 		}()
 	}
 	wg.Wait()
+	if err := h.reason(); err != nil {
+		return sum, err // why the pool stopped early comes first
+	}
 	return sum, firstEr
 }
 
-func (p *Pool) worker(stop context.Context, w int, q *Queue, emit func(WorkEvent, func(*WorkSummary)),
+// worker claims and runs sessions until nothing is left, stop is
+// cancelled, or the pool halts (h): stop cancels the runs, halting only
+// the claims.
+func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit func(WorkEvent, func(*WorkSummary)),
 	emitAfter func(func() error, func(error) (WorkEvent, func(*WorkSummary)))) error {
 	c := p.Client
-	claiming := stop
+	claiming := h.ctx
 	if !p.Until.IsZero() {
 		var cancel context.CancelFunc
-		claiming, cancel = context.WithDeadline(stop, p.Until)
+		claiming, cancel = context.WithDeadline(h.ctx, p.Until)
 		defer cancel()
 	}
 	// A run that succeeded leaves its session renamed into done/ but not
@@ -145,7 +161,7 @@ func (p *Pool) worker(stop context.Context, w int, q *Queue, emit func(WorkEvent
 			d := *finished
 			finished = nil
 			var m moved
-			if s, m, err = q.claim(stop); err == nil {
+			if s, m, err = q.claim(h.ctx); err == nil {
 				errs := c.commitEach(d.m, m)
 				reportDone(d, errs[0])
 				err = errs[1]
@@ -159,9 +175,9 @@ func (p *Pool) worker(stop context.Context, w int, q *Queue, emit func(WorkEvent
 		case p.Wait:
 			s, err = q.Wait(claiming, WaitOptions{})
 		default:
-			s, err = q.Next(stop)
+			s, err = q.Next(h.ctx)
 		}
-		if errors.Is(err, ErrNothingAvailable) || stop.Err() != nil {
+		if errors.Is(err, ErrNothingAvailable) || h.ctx.Err() != nil {
 			if err == nil {
 				_, _ = c.Release(s.ID) // claimed just as we were told to stop
 			}
@@ -179,6 +195,17 @@ func (p *Pool) worker(stop context.Context, w int, q *Queue, emit func(WorkEvent
 		}
 		emit(WorkEvent{Event: "claimed", ID: s.ID, Worker: w, Attempt: s.Attempts + 1}, func(x *WorkSummary) { x.Claimed++ })
 		runErr := p.Run(stop, w, s)
+		if errors.Is(runErr, ErrNotStarted) {
+			// Not the session's doing: back to todo/ as it was, and
+			// no more claims, by any worker.
+			h.halt(runErr)
+			if _, err := c.Release(s.ID); err != nil {
+				emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })
+				return nil
+			}
+			emit(WorkEvent{Event: "released", ID: s.ID, Worker: w, Error: runErr.Error()}, func(x *WorkSummary) { x.Released++ })
+			return nil
+		}
 		if stop.Err() != nil {
 			if _, err := c.Release(s.ID); err != nil {
 				emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })

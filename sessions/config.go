@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"gopkg.in/yaml.v2"
 )
 
 // ConfigFile is the board's settings file, <board>/config.yaml. It is
@@ -32,14 +30,9 @@ type Config struct {
 	MaxAttempts int
 }
 
-type rawConfig struct {
-	Stale            string `yaml:"stale"`
-	Commit           bool   `yaml:"commit"`
-	KeepOnSessionEnd bool   `yaml:"keep_on_session_end"`
-	MaxAttempts      int    `yaml:"max_attempts"`
-}
-
-// Config reads <board>/config.yaml.
+// Config reads and checks <board>/config.yaml. A mistake in it (an
+// unknown setting, a value of the wrong kind, YAML that does not parse) is
+// a *ConfigError, matching ErrBadConfig, that lists each one with its line.
 func (b *Board) Config() (Config, error) {
 	path := filepath.Join(b.Dir, ConfigFile)
 	data, err := os.ReadFile(path)
@@ -47,19 +40,8 @@ func (b *Board) Config() (Config, error) {
 		return Config{}, nil
 	}
 	if err != nil {
-		return Config{}, err
+		return Config{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	var raw rawConfig
-	if err := yaml.UnmarshalStrict(data, &raw); err != nil {
-		return Config{}, fmt.Errorf("read %s: %w (known settings: stale, commit, keep_on_session_end, max_attempts)", path, err)
-	}
-	c := Config{Commit: raw.Commit, KeepOnSessionEnd: raw.KeepOnSessionEnd, MaxAttempts: raw.MaxAttempts}
-	if raw.Stale != "" {
-		d, err := time.ParseDuration(raw.Stale)
-		if err != nil || d <= 0 {
-			return Config{}, fmt.Errorf("read %s: stale: %q is not a positive duration such as 45m or 2h", path, raw.Stale)
-		}
-		c.Stale = d
-	}
-	return c, nil
+	c, _, err := parseConfig(path, data)
+	return c, err
 }

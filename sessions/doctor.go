@@ -19,7 +19,7 @@ import (
 
 // Finding is one problem Check found on a board.
 type Finding struct {
-	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease
+	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config
 	ID      string `json:"id,omitempty"`
 	Path    string `json:"path"`
 	Line    int    `json:"line,omitempty"`

@@ -89,8 +89,9 @@ func fromGitFile(worktree, dotgit string) (string, bool) {
 	return worktree, true
 }
 
-// board opens the board, failing with a hint to run pickup init.
-func (r *run) board() (*sessions.Board, error) {
+// openBoard opens the board, failing with a hint to run pickup init. It
+// does not check config.yaml: most commands use board (configcheck.go).
+func (r *run) openBoard() (*sessions.Board, error) {
 	dir, err := r.boardDir()
 	if err != nil {
 		return nil, err
@@ -147,10 +148,14 @@ func (r *run) ownerName() (string, error) {
 	return r.owner, nil
 }
 
-// client opens the board and returns a claim client for the owner.
+// client opens the board and returns a claim client for the owner, ready
+// to change the board (see readyToChange).
 func (r *run) client() (*claim.Client, error) {
 	b, err := r.board()
 	if err != nil {
+		return nil, err
+	}
+	if err := r.readyToChange(b); err != nil {
 		return nil, err
 	}
 	owner, err := r.ownerName()

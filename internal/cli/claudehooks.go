@@ -172,7 +172,7 @@ func (r *run) hookPostToolUse(boardDir, owner string) error {
 			return nil
 		}
 	}
-	b, err := r.board()
+	b, err := r.openBoard() // lenient: a bad config.yaml must not block Claude Code
 	if errors.Is(err, sessions.ErrNoBoard) {
 		return nil // hooks installed, no board (yet): nothing to keep alive
 	}
@@ -217,7 +217,7 @@ type claudePidRecord struct {
 // records which session that process runs, exports the session id to the
 // Bash tool, and prints what the session holds.
 func (r *run) hookSessionStart(owner string) error {
-	b, err := r.board()
+	b, err := r.openBoard() // lenient: a bad config.yaml must not block Claude Code
 	if errors.Is(err, sessions.ErrNoBoard) {
 		return nil
 	}
@@ -375,7 +375,7 @@ func (r *run) printClaims(b *sessions.Board, owner string) error {
 // process, they stay the session's until it resumes (claude --resume) or
 // `pickup reap` finds them older than the stale period.
 func (r *run) hookSessionEnd(owner string) error {
-	b, err := r.board()
+	b, err := r.openBoard() // lenient: a bad config.yaml must not block Claude Code
 	if errors.Is(err, sessions.ErrNoBoard) {
 		return nil
 	}

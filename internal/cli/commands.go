@@ -33,10 +33,7 @@ func (r *run) commands() []*ucli.Command {
 			(*claim.Client).Reopen),
 		r.watchCommand(),
 		r.workCommand(),
-		r.transitionCommand("requeue", "requeued", "return a set-aside session from failed/ to todo/",
-			"pickup work sets a session aside in failed/ after --max-attempts failures; requeue\n"+
-				"resets its attempt count and puts it back in the queue.\n\nExample: pickup requeue 2026-11-22_09-15-03",
-			(*claim.Client).Requeue),
+		r.requeueCommand(),
 		r.heartbeatCommand(),
 		r.reapCommand(),
 		r.statusCommand(),

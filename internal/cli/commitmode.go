@@ -41,6 +41,9 @@ type committer struct {
 	decided bool
 	on      bool
 	failed  error // why commit mode could not start
+	// cfg is the board's config.yaml, checked already (see run.board);
+	// nil: read it when needed.
+	cfg     *sessions.Config
 	repo    *gitx.Repo
 	lock    func(ctx context.Context) (func() error, error)
 	errs    []error  // commits that failed
@@ -61,6 +64,24 @@ func (c *committer) attach(b *sessions.Board, flag bool, getenv func(string) str
 	return nil
 }
 
+// useConfig gives c the board's settings, read and checked already, so
+// that deciding does not read config.yaml again.
+func (c *committer) useConfig(cfg sessions.Config) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cfg = &cfg
+}
+
+// ready decides commit mode now, before the command changes anything, and
+// returns why it cannot start if it is on and cannot (a *commitModeError
+// for a board outside a repository).
+func (c *committer) ready(b *sessions.Board) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err := c.decide(b)
+	return err
+}
+
 // decide says whether transitions on b are committed, finding the
 // repository the first time. It is called with c.mu held.
 func (c *committer) decide(b *sessions.Board) (bool, error) {
@@ -75,14 +96,18 @@ func (c *committer) decide(b *sessions.Board) (bool, error) {
 
 func (c *committer) start(b *sessions.Board) (bool, error) {
 	on := c.flag
+	envOn, envSet, _ := commitEnv(c.getenvOr())
 	if !on {
-		envOn, envSet, _ := commitEnv(c.getenvOr())
 		if envSet {
 			on = envOn
 		} else {
-			cfg, err := b.Config()
-			if err != nil {
-				return false, fmt.Errorf("commit mode: %w", err)
+			cfg := c.cfg
+			if cfg == nil {
+				read, err := b.Config()
+				if err != nil {
+					return false, fmt.Errorf("commit mode: %w", err)
+				}
+				cfg = &read
 			}
 			on = cfg.Commit
 		}
@@ -92,7 +117,8 @@ func (c *committer) start(b *sessions.Board) (bool, error) {
 	}
 	repo, err := gitx.Find(context.Background(), b.Dir)
 	if err != nil {
-		return false, fmt.Errorf("commit mode is on, but the board %s is not in a git work tree (%w); turn commit mode off or move the board into the repository", b.Dir, err)
+		source, fix := commitSource(c.flag, envSet, b, c.getenvOr())
+		return false, &commitModeError{source: source, fix: fix, dir: b.Dir, err: err}
 	}
 	c.repo, c.lock = repo, gitLock(b, repo)
 	return true, nil

@@ -21,7 +21,9 @@ func (r *run) doctorCommand() *ucli.Command {
 		Description: "Reports, with file and line: broken frontmatter; unreadable session files; sessions in more than one\n" +
 			"state (after a git merge) or under two names (a move interrupted by a crash);\n" +
 			"temporary files of interrupted writes; symlinks and stray files that are never listed;\n" +
-			"leases of owners whose process is dead.\n" +
+			"leases of owners whose process is dead and who still hold sessions; mistakes in\n" +
+			"config.yaml, with their lines (a dead owner's lease that holds nothing is not a problem:\n" +
+			"every pickup work leaves one; --fix tidies it away).\n" +
 			"--fix keeps the most advanced copy of a duplicated session (done > doing > todo), moves\n" +
 			"every discarded copy whose content differs to conflicts/ instead of deleting it,\n" +
 			"removes temporary files older than a minute, and returns the sessions of dead owners to\n" +
@@ -31,7 +33,12 @@ func (r *run) doctorCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "fix", Usage: "repair what can be repaired without losing anything"},
 		},
 		Action: func(c *ucli.Context) error {
-			b, err := r.board()
+			// doctor reports a bad config.yaml; --fix changes the board,
+			// so like every such command it needs a good one first.
+			b, err := r.openBoard()
+			if c.Bool("fix") {
+				b, err = r.changingBoard()
+			}
 			if err != nil {
 				return err
 			}
@@ -39,6 +46,7 @@ func (r *run) doctorCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			findings = append(configFindings(b), findings...)
 			dead, err := r.deadLeases(b, c.Bool("fix"))
 			if err != nil {
 				return err
@@ -119,6 +127,14 @@ func (r *run) deadLeases(b *sessions.Board, fix bool) ([]sessions.Finding, error
 			continue
 		}
 		list, _ := b.ListOwner(owner)
+		if len(list) == 0 {
+			// What every pickup work leaves when it exits: nothing to
+			// recover, so no problem. --fix tidies it away.
+			if fix {
+				_, _ = leases.Tidy(owner)
+			}
+			continue
+		}
 		out = append(out, sessions.Finding{Kind: "lease", Path: filepath.Join(dir, e.Name()),
 			Message: fmt.Sprintf("owner %s is dead (%s) and holds %d session(s); `pickup next` or `pickup reap` returns them to todo/", owner, reason, len(list))})
 		owners = append(owners, owner)

@@ -103,6 +103,11 @@ func (r *run) reapCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if !c.Bool("dry-run") {
+				if err := r.readyToChange(b); err != nil {
+					return err
+				}
+			}
 			stale, err := r.stale(c, b)
 			if err != nil {
 				return err
@@ -182,17 +187,24 @@ type ownerStatus struct {
 
 func (r *run) statusCommand() *ucli.Command {
 	return &ucli.Command{
-		Name:        "status",
-		Usage:       "show owners: alive, dead or stale, lease age, and their sessions",
-		UsageText:   "pickup status [--stale DUR] [--json]",
-		Description: "Example: pickup status --json",
+		Name:      "status",
+		Usage:     "show owners (alive, dead or stale, lease age, their sessions) and set-aside sessions",
+		UsageText: "pickup status [--stale DUR] [--failed] [--json]",
+		Description: "After the owners, the sessions set aside in failed/ with their attempts and last error.\n" +
+			"--failed shows only those; with --json an array of {id, title, attempts, last_error,\n" +
+			"set_aside_at, path}. (status --json alone is the array of owners, as it always was.)\n\n" +
+			"Examples:\n   pickup status\n   pickup status --failed --json",
 		Flags: []ucli.Flag{
 			&ucli.DurationFlag{Name: "stale", Usage: "heartbeat age after which an unverifiable owner is stale (default 30m)"},
+			&ucli.BoolFlag{Name: "failed", Usage: "only the sessions set aside in failed/"},
 		},
 		Action: func(c *ucli.Context) error {
 			b, err := r.board()
 			if err != nil {
 				return err
+			}
+			if c.Bool("failed") {
+				return r.printSetAside(b, true)
 			}
 			stale, err := r.stale(c, b)
 			if err != nil {
@@ -252,7 +264,7 @@ func (r *run) statusCommand() *ucli.Command {
 					r.printf("  %s\n", id)
 				}
 			}
-			return nil
+			return r.printSetAside(b, false)
 		},
 	}
 }

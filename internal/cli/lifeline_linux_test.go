@@ -183,6 +183,13 @@ func testLifelineWorkKilled(t *testing.T, bin string) {
 		t.Fatalf("the killed work exited %d\nstderr:\n%s", code, stderr())
 	}
 	noneLeft(t, marker, 0, 5*time.Second, "the commands of a killed pickup work")
+	// The watchdog exits a moment after the groups are empty; until then
+	// the owner is alive and its sessions stay its own. (On a busy machine
+	// the new run could start in that moment.)
+	eventually(t, 10*time.Second, "the killed run's watchdog exits", func() bool {
+		state, _, _ := (&claim.Leases{Board: lb.board}).Judge("w", 0)
+		return state == claim.OwnerDead
+	})
 
 	// A new run of the same owner takes up the 4 sessions the killed one
 	// held, says so, and finishes everything.

@@ -136,6 +136,15 @@ loop:
 	_ = cmd.Wait()
 	_ = cmd.Process.Release()
 	relErr := release()
+	if err := g.StartErr(); err != nil {
+		// The gate could not exec the command: said as when Start says
+		// so, with a shell's exit status.
+		code := 126
+		if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		return exitError{code: code, err: fmt.Errorf("lock run: %w", err)}
+	}
 	if lost != nil {
 		return exitError{code: ExitClaimLost, err: fmt.Errorf("lock run: %w; %s was stopped", lost, sanitize(argv[0]))}
 	}

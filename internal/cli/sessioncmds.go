@@ -69,7 +69,7 @@ func (r *run) newCommand() *ucli.Command {
 					return fmt.Errorf("--depends-on: %w", err)
 				}
 			}
-			b, err := r.board()
+			b, err := r.changingBoard()
 			if err != nil {
 				return err
 			}

@@ -202,8 +202,8 @@ func TestWorkCLIWaitDeadline(t *testing.T) {
 // TestWorkCLICommandName: a command named without a slash is looked up in
 // $PATH (once, not per session) and still gets its name as the user wrote
 // it as its argv[0], through the gate that holds it until the watchdog
-// lists it too; one that is not there fails each run, and the runs'
-// sessions are set aside, as before any lookup.
+// lists it too; one that is not there stops work before it claims anything
+// (exit 2): the sessions stay in todo/, nothing is counted or set aside.
 func TestWorkCLICommandName(t *testing.T) {
 	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 		t.Skip("no /proc/self/cmdline")
@@ -240,11 +240,11 @@ func TestWorkCLICommandName(t *testing.T) {
 	}
 	code, _, stderr = wkMainWatched(t, true, "--dir", b.Dir, "--owner", "runner", "--no-sync",
 		"work", "--max-attempts", "1", "--", "pickup-no-such-command")
-	if code != cli.ExitError || !strings.Contains(stderr, "executable file not found") {
-		t.Errorf("a command not in $PATH: exit code %d, want %d, and the lookup's error\nstderr:\n%s", code, cli.ExitError, stderr)
+	if code != cli.ExitUsage || !strings.Contains(stderr, "executable file not found") {
+		t.Errorf("a command not in $PATH: exit code %d, want %d, and the lookup's error\nstderr:\n%s", code, cli.ExitUsage, stderr)
 	}
-	if _, err := os.Stat(b.Path(sessions.Failed, "", "d")); err != nil {
-		t.Errorf("the session of the failed run is not set aside: %v", err)
+	if _, err := os.Stat(b.Path(sessions.Todo, "", "d")); err != nil {
+		t.Errorf("the session is not in todo/ any more: %v", err)
 	}
 }
 

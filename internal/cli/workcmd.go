@@ -2,11 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,12 +32,17 @@ func (r *run) workCommand() *ucli.Command {
 			"after K failures it is set aside in failed/, where next no longer takes it, until\n" +
 			"`pickup requeue ID`. Without --wait, work stops when nothing is left and exits 0 if\n" +
 			"every run succeeded, 1 otherwise; with --wait it keeps serving new sessions.\n" +
+			"A command that cannot be started (not found, not executable) is your mistake, not the\n" +
+			"session's: work stops claiming at once, gives back what it claimed with no attempt\n" +
+			"counted, lets runs already going finish, and exits 2 saying why. (A command that runs\n" +
+			"and then exits 127 or 126 itself, a script missing a tool, is an ordinary failure.)\n" +
 			"The first SIGINT/SIGTERM/SIGHUP stops claiming, forwards the signal to running commands,\n" +
 			"waits --grace, kills what is left and releases unfinished sessions to todo/; a second\n" +
 			"one kills at once. Nothing is lost either way. Each command runs in a process group of\n" +
 			"its own: whatever it leaves running when it exits is killed before its session moves on,\n" +
 			"and if pickup is killed, even by SIGKILL, every command's group is killed with it.\n" +
-			"Progress: one live status line on a terminal, log lines otherwise, and with --json one\n" +
+			"Progress: one live status line on a terminal (busy workers, sessions waiting in todo/,\n" +
+			"done, failed, rate), log lines otherwise, and with --json one\n" +
 			"event object per line: {\"time\",\"event\",\"id\",\"worker\",\"attempt\",\"error\"} with event\n" +
 			"claimed, done, failed, released, set_aside or lost.\n\n" +
 			"Examples:\n   pickup work -j 4 -- ./run-session.sh {}\n   pickup work -j 2 --wait --max-attempts 3 -- claude -p \"work on the session in {}\"",
@@ -87,7 +93,7 @@ func (rn *runner) run(ctx context.Context, b *sessions.Board, owner string, s se
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	g, err := rn.ll.Start(cmd)
 	if err != nil {
-		return err
+		return notStarted(args[0], err)
 	}
 	rn.mu.Lock()
 	rn.running[g] = true
@@ -119,6 +125,9 @@ func (rn *runner) run(ctx context.Context, b *sessions.Board, owner string, s se
 	// Before the pool hands the session on: nothing the command left
 	// behind may go on working on it.
 	rn.r.endGroup(g, "work: session "+s.ID)
+	if serr := g.StartErr(); serr != nil {
+		return notStarted(args[0], serr) // its gate exited 127 or 126, not the command
+	}
 	return err
 }
 
@@ -204,6 +213,13 @@ func (r *run) work(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Look the command up in $PATH once, not once per session, and before
+	// anything changes: a typo is reported with nothing claimed. $PATH
+	// does not change while pickup runs.
+	path, err := lookCommand(argv[0])
+	if err != nil {
+		return err
+	}
 	cl, err := r.client()
 	if err != nil {
 		return err
@@ -248,16 +264,7 @@ func (r *run) work(c *ucli.Context) error {
 	if timeout > 0 {
 		until = time.Now().Add(timeout)
 	}
-	rn := &runner{r: r, argv: argv, grace: c.Duration("grace"), env: os.Environ(), ll: ll, running: map[*lifeline.Group]bool{}}
-	// Look the command up in $PATH once, not once per session; $PATH does
-	// not change while pickup runs. A name with a slash is run as it is,
-	// and one that is not found (or only in a relative directory of $PATH)
-	// is left to each run, which reports the error as the run's failure.
-	if name := argv[0]; filepath.Base(name) == name && !strings.Contains(name, "{}") {
-		if lp, err := exec.LookPath(name); err == nil && filepath.IsAbs(lp) {
-			rn.path = lp
-		}
-	}
+	rn := &runner{r: r, argv: argv, path: path, grace: c.Duration("grace"), env: os.Environ(), ll: ll, running: map[*lifeline.Group]bool{}}
 	defer rn.handleSignals(cancel)()
 	go func() { // keep the lease fresh for observers on other hosts
 		t := time.NewTicker(time.Minute)
@@ -279,8 +286,13 @@ func (r *run) work(c *ucli.Context) error {
 		},
 		Event: prog.event,
 	}
+	prog.waiting = pool.Waiting
 	sum, err := pool.Serve(stop)
 	prog.finish(sum)
+	var cs *cannotStartError
+	if errors.As(err, &cs) {
+		return exitError{code: ExitUsage, err: fmt.Errorf("work: %w; stopped at once, %d session(s) back in todo/ with no attempt counted", err, sum.Released)}
+	}
 	if err != nil {
 		return err
 	}
@@ -305,6 +317,10 @@ type progress struct {
 	terminal bool
 	busy     int
 	sum      claim.WorkSummary
+	// waiting counts the sessions that wait for the pool (Pool.Waiting);
+	// waitText is what the status line last said of them.
+	waiting  func() (ready, blocked int, ok bool)
+	waitText string
 }
 
 func newProgress(r *run, jobs int) *progress {
@@ -331,8 +347,8 @@ func (p *progress) event(ev claim.WorkEvent) {
 		_ = p.r.printJSON(ev)
 	case p.terminal:
 		rate := float64(p.sum.Done+p.sum.Failed) / time.Since(p.start).Seconds()
-		fmt.Fprintf(p.r.env.Stderr, "\r\x1b[Kbusy %d/%d  done %d  failed %d  %.1f/s  last: %s %s",
-			p.busy, p.jobs, p.sum.Done, p.sum.Failed, rate, ev.Event, ev.ID)
+		fmt.Fprintf(p.r.env.Stderr, "\r\x1b[Kbusy %d/%d  waiting %s  done %d  failed %d  %.1f/s  last: %s %s",
+			p.busy, p.jobs, p.waitingNow(), p.sum.Done, p.sum.Failed, rate, ev.Event, ev.ID)
 	default:
 		line := fmt.Sprintf("worker %d: %s %s", ev.Worker, ev.Event, ev.ID)
 		if ev.Attempt > 1 || ev.Event == "failed" || ev.Event == "set_aside" {
@@ -343,6 +359,24 @@ func (p *progress) event(ev claim.WorkEvent) {
 		}
 		fmt.Fprintln(p.r.env.Stderr, line)
 	}
+}
+
+// waitingNow says how many sessions wait in todo/ for the pool, as its
+// queue last listed them: "12", or "12 (+3 blocked)" when some wait on
+// dependencies. While the queue is busy listing, the last figure stands.
+func (p *progress) waitingNow() string {
+	if p.waiting != nil {
+		if ready, blocked, ok := p.waiting(); ok {
+			p.waitText = strconv.Itoa(ready)
+			if blocked > 0 {
+				p.waitText += fmt.Sprintf(" (+%d blocked)", blocked)
+			}
+		}
+	}
+	if p.waitText == "" {
+		return "?"
+	}
+	return p.waitText
 }
 
 func (p *progress) finish(sum claim.WorkSummary) {

@@ -35,6 +35,12 @@
 // the gate reads end of file and the command never runs. On Linux the
 // kernel also kills the command if pickup dies (PR_SET_PDEATHSIG).
 //
+// A gate that cannot exec its command (not there, not executable) exits
+// 127 or 126 as a shell would, but a command may exit so itself; so the
+// gate also writes the errno on a second pipe, which a successful exec
+// closes unwritten: Group.StartErr reads it, and pickup tells a command
+// that never ran (the caller's mistake) from one that failed.
+//
 // When a command's first process exits, Group.End kills what is left of its
 // group and waits until the group is empty before the run counts as over:
 // a background child that a command leaves behind never outlives its run.

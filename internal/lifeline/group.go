@@ -3,9 +3,12 @@ package lifeline
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -23,6 +26,13 @@ const emptyTimeout = 5 * time.Second
 type Group struct {
 	l    *Lifeline
 	pgid int
+	// path is the command's; status reads what its gate reports if it
+	// cannot exec it (nil without a gate).
+	path   string
+	status *os.File
+	once   sync.Once
+	// startErr is what status said, read once.
+	startErr error
 }
 
 // Start starts cmd as the leader of a new process group that dies with
@@ -61,17 +71,25 @@ func (l *Lifeline) Start(cmd *exec.Cmd) (*Group, error) {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	defer open.Close()
+	// The gate's report of an exec that failed; it is not the command's.
+	status, report, err := os.Pipe()
+	if err != nil {
+		wait.Close()
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
 	path, args, extra := cmd.Path, cmd.Args, cmd.ExtraFiles
 	cmd.Path = l.exe
-	cmd.Args = append([]string{l.argv0, ArgGate, strconv.Itoa(3 + len(extra)), path}, args...)
-	cmd.ExtraFiles = append(append([]*os.File{}, extra...), wait)
+	cmd.Args = append([]string{l.argv0, ArgGate, strconv.Itoa(3 + len(extra)), strconv.Itoa(4 + len(extra)), path}, args...)
+	cmd.ExtraFiles = append(append([]*os.File{}, extra...), wait, report)
 	err = cmd.Start()
 	wait.Close()
+	report.Close()                                         // the gate's alone now: end of file once it execs or exits
 	cmd.Path, cmd.Args, cmd.ExtraFiles = path, args, extra // as the caller made it
 	if err != nil {
+		status.Close()
 		return nil, err
 	}
-	g := &Group{l: l, pgid: cmd.Process.Pid}
+	g := &Group{l: l, pgid: cmd.Process.Pid, path: path, status: status}
 	l.send('+', g.pgid)
 	// The gate may be gone already (a signal): then there is nothing to
 	// open.
@@ -81,6 +99,34 @@ func (l *Lifeline) Start(cmd *exec.Cmd) (*Group, error) {
 
 // gateOpen is what a gate waits for.
 const gateOpen = 'g'
+
+// StartErr tells whether the command itself ran: nil if it did, or if
+// that cannot be told (no watchdog: then Start itself returned such an
+// error), else a *fs.PathError (Op "exec") whose Err is the errno of the
+// gate's failed exec: syscall.ENOENT for a command that is not there,
+// EACCES for one that is not executable, ENOEXEC for one the system cannot
+// run. The gate then exits 127 or 126 as a shell would, but a command may
+// exit so itself: only StartErr tells the two apart. Call it once the
+// leader has exited and been waited for.
+func (g *Group) StartErr() error {
+	g.once.Do(func() {
+		if g.status == nil {
+			return
+		}
+		defer g.status.Close()
+		data, err := io.ReadAll(g.status)
+		if err != nil || len(data) == 0 {
+			return // it ran (end of file at its exec)
+		}
+		n, err := strconv.Atoi(string(data))
+		if err != nil {
+			g.startErr = &fs.PathError{Op: "exec", Path: g.path, Err: fmt.Errorf("the gate reported %q", data)}
+			return
+		}
+		g.startErr = &fs.PathError{Op: "exec", Path: g.path, Err: syscall.Errno(n)}
+	})
+	return g.startErr
+}
 
 // PGID is the group's id, the pid of its leader.
 func (g *Group) PGID() int { return g.pgid }
@@ -99,6 +145,7 @@ func (g *Group) Signal(sig syscall.Signal) error {
 // wrapping ErrSurvived and the watchdog keeps it listed, to kill it again
 // when pickup exits.
 func (g *Group) End() error {
+	_ = g.StartErr() // reads what is left of the gate's report and closes it
 	if err := signalGroup(g.pgid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("end process group %d: %w", g.pgid, err)
 	}

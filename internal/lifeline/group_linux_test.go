@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,29 +252,75 @@ func TestGate(t *testing.T) {
 	}
 }
 
-// TestGateCannotExec: a command that cannot run exits 126 with a message,
-// as it would from a shell.
+// TestGateCannotExec: a command that its gate cannot exec exits 127 or
+// 126 as it would from a shell, and StartErr says why; a command that runs
+// and exits 127 itself has no StartErr. Only StartErr tells them apart.
 func TestGateCannotExec(t *testing.T) {
 	l, err := Start(os.Args[0], os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	notExec := filepath.Join(t.TempDir(), "script")
-	if err := os.WriteFile(notExec, []byte("echo hi\n"), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
-	cmd := &exec.Cmd{Path: notExec, Args: []string{"script"}}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	g, err := l.Start(cmd)
+	sh, err := exec.LookPath("sh")
 	if err != nil {
-		t.Fatal(err)
+		t.Skip(err)
 	}
-	err = cmd.Wait()
-	_ = g.End()
-	if cmd.ProcessState.ExitCode() != 126 || !strings.Contains(stderr.String(), "permission denied") {
-		t.Errorf("exit %v, stderr %q; want 126 and permission denied", err, stderr.String())
+	tests := []struct {
+		name  string
+		path  string
+		args  []string
+		code  int
+		errno syscall.Errno // 0: the command ran
+	}{
+		{name: "not executable", path: write("script", "echo hi\n", 0o644), code: 126, errno: syscall.EACCES},
+		{name: "not there", path: filepath.Join(dir, "nope"), code: 127, errno: syscall.ENOENT},
+		{name: "no format the system runs", path: write("garbage", "\x00\x01\x02\x03binary", 0o755), code: 126, errno: syscall.ENOEXEC},
+		{name: "a directory", path: dir, code: 126, errno: syscall.EACCES},
+		{name: "runs and exits 127 itself", path: sh, args: []string{"-c", "exit 127"}, code: 127},
+		{name: "runs", path: sh, args: []string{"-c", "exit 0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := &exec.Cmd{Path: tt.path, Args: append([]string{filepath.Base(tt.path)}, tt.args...)}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			g, err := l.Start(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			startErr := g.StartErr()
+			if err := g.End(); err != nil {
+				t.Error(err)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != tt.code {
+				t.Errorf("exit %d, want %d", code, tt.code)
+			}
+			if tt.errno == 0 {
+				if startErr != nil {
+					t.Errorf("StartErr = %v, want nil: the command ran", startErr)
+				}
+				return
+			}
+			var pe *fs.PathError
+			if !errors.As(startErr, &pe) || pe.Op != "exec" || pe.Path != tt.path || !errors.Is(startErr, tt.errno) {
+				t.Errorf("StartErr = %#v, want exec %s: %v", startErr, tt.path, tt.errno)
+			}
+			if g.StartErr() != startErr {
+				t.Error("a second StartErr says something else")
+			}
+			if stderr.Len() > 0 {
+				t.Errorf("the gate wrote %q: reporting is pickup's", stderr.String())
+			}
+		})
 	}
 	// Not found at all: Start says so, as exec.Cmd.Start would.
 	if _, err := l.Start(exec.Command("pickup-no-such-command")); !errors.Is(err, exec.ErrNotFound) {
@@ -295,10 +342,16 @@ func TestGateClosed(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	cmd := exec.Command(os.Args[0], ArgGate, "3", touch, "touch", ran)
-	cmd.ExtraFiles = []*os.File{r}
+	status, report, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer status.Close()
+	cmd := exec.Command(os.Args[0], ArgGate, "3", "4", touch, "touch", ran)
+	cmd.ExtraFiles = []*os.File{r, report}
 	err = cmd.Run()
 	r.Close()
+	report.Close()
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Errorf("the gate exited %d (%v), want 1", code, err)
 	}
