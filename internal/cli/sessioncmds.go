@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 )
 
 func (r *run) newCommand() *ucli.Command {
+	tags, deps := &listValue{}, &listValue{}
 	return &ucli.Command{
 		Name:      "new",
 		Usage:     "create a session in todo/ and print its id",
@@ -25,31 +25,42 @@ func (r *run) newCommand() *ucli.Command {
 		Description: "The body is read from FILE, or from standard input with -. The id is the UTC time,\n" +
 			"YYYY-MM-DD_HH-mm-ss, with a suffix (-2, -3, ...) when that second is taken.\n" +
 			"Nothing is ever overwritten. Without --title, a body starting with \"# Heading\" gives it.\n\n" +
+			"A FILE that starts with its own frontmatter (a line ---, YAML, a line ---: the session\n" +
+			"file format of the README) is the session as written: its priority, title, tags,\n" +
+			"depends_on and other fields are kept, and each flag given replaces the field it names.\n" +
+			"pickup sets the id and created_at (now) and attempts (0). Frontmatter that does not\n" +
+			"parse is refused with FILE:LINE (exit 2) and nothing is created.\n\n" +
+			"A comma separates tags: --tag 'a, b' is --tag a --tag b, as `tags: a, b` is in a file;\n" +
+			"an empty tag is refused. --depends-on reads ids the same way.\n\n" +
 			"Examples:\n" +
 			"   pickup new --priority high --title \"Fix the parser\" --tag parser notes.md\n" +
+			"   pickup new spec.md                  # spec.md has its own frontmatter\n" +
+			"   pickup new --priority low spec.md   # the same, but low\n" +
 			"   echo \"# Write docs\" | pickup new -\n" +
 			"   id=$(pickup new --title Deploy --depends-on 2026-11-22_09-15-03)",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "priority", Aliases: []string{"p"}, Value: "medium", Usage: "high, medium or low"},
+			&ucli.StringFlag{Name: "priority", Aliases: []string{"p"}, Usage: "high, medium or low (default: the FILE's, else medium)"},
 			&ucli.StringFlag{Name: "title", Aliases: []string{"t"}, Usage: "one-line title"},
-			&ucli.StringSliceFlag{Name: "tag", Usage: "a tag (repeat for more)"},
-			&ucli.StringSliceFlag{Name: "depends-on", Usage: "id of a session that must be done first (repeat for more)"},
+			&ucli.GenericFlag{Name: "tag", Value: tags, Usage: "a tag; commas separate several (repeat for more)"},
+			&ucli.GenericFlag{Name: "depends-on", Value: deps, Usage: "id of a session that must be done first; commas separate several (repeat for more)"},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 1 {
 				return usageError("new takes at most one FILE (or - for standard input), got %d arguments", c.NArg())
 			}
-			prio, err := sessions.ParsePriority(c.String("priority"))
+			o, err := newOverride(c, tags, deps)
 			if err != nil {
-				return usageError("--priority: %v", err)
+				return err
 			}
 			var body []byte
-			switch src := c.Args().First(); src {
+			name := c.Args().First()
+			switch name {
 			case "":
 			case "-":
+				name = "stdin"
 				body, err = io.ReadAll(r.env.Stdin)
 			default:
-				body, err = os.ReadFile(src)
+				body, err = os.ReadFile(name)
 			}
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) {
@@ -57,23 +68,11 @@ func (r *run) newCommand() *ucli.Command {
 				}
 				return fmt.Errorf("read body: %w", err)
 			}
-			m := sessions.Meta{Priority: prio, Title: c.String("title"), Tags: c.StringSlice("tag"), DependsOn: c.StringSlice("depends-on")}
-			if m.Title == "" {
-				first, _, _ := bytes.Cut(body, []byte("\n"))
-				if t, ok := strings.CutPrefix(string(first), "# "); ok {
-					m.Title = strings.TrimSpace(t)
-				}
-			}
-			for _, dep := range m.DependsOn {
-				if err := sessions.ValidateID(dep); err != nil {
-					return fmt.Errorf("--depends-on: %w", err)
-				}
-			}
 			b, err := r.board()
 			if err != nil {
 				return err
 			}
-			s, err := b.Create(m, body)
+			s, err := b.CreateFrom(name, body, o)
 			if err != nil {
 				return err
 			}
