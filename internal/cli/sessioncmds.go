@@ -2,13 +2,11 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -94,7 +92,9 @@ func (r *run) listCommand() *ucli.Command {
 		Description: "States are todo, doing and done (default: all). A session whose frontmatter cannot be\n" +
 			"read is marked with ! and still listed; `pickup doctor` says what is wrong. A todo session\n" +
 			"whose depends_on are not all done says what it waits on (next skips it): \"(waits on ID)\"\n" +
-			"after its title, \"waits_on\": [ids] in --json. --mine lists only what this owner holds\n" +
+			"after its title, \"waits_on\": [ids] in --json; one that waits forever says why:\n" +
+			"\"(waits on ID; ID does not exist)\" or \"(waits on ID; dependency cycle A -> B -> A)\",\n" +
+			"\"waits_on_missing\" or \"waits_on_cycle\" in --json. --mine lists only what this owner holds\n" +
 			"(--owner, $PICKUP_OWNER, or the Claude Code session that runs pickup).\n\n" +
 			"Examples:\n   pickup list\n   pickup list --state todo --json\n   pickup list --mine",
 		Flags: []ucli.Flag{
@@ -129,7 +129,10 @@ func (r *run) listCommand() *ucli.Command {
 			} else if list, err = b.List(states...); err != nil {
 				return err
 			}
-			waits := waitingOn(b, list)
+			waits, err := waitingOn(b, list, len(states) == 0 && !c.Bool("mine"))
+			if err != nil {
+				return err
+			}
 			if r.json {
 				return printJSONList(r.env.Stdout, list, waits)
 			}
@@ -138,39 +141,11 @@ func (r *run) listCommand() *ucli.Command {
 	}
 }
 
-// waitingOn returns, for each session in todo/ whose depends_on are not
-// all done, those not done yet (by index in list): next skips these
-// sessions, and list says why. Each dependency is looked up once.
-func waitingOn(b *sessions.Board, list []sessions.Session) map[int][]string {
-	var waits map[int][]string
-	done := map[string]bool{}
-	for i, s := range list {
-		if s.State != sessions.Todo {
-			continue
-		}
-		for _, dep := range s.DependsOn {
-			d, ok := done[dep]
-			if !ok {
-				info, err := os.Lstat(b.Path(sessions.Done, "", dep))
-				d = err == nil && info.Mode().IsRegular()
-				done[dep] = d
-			}
-			if !d {
-				if waits == nil {
-					waits = map[int][]string{}
-				}
-				waits[i] = append(waits[i], dep)
-			}
-		}
-	}
-	return waits
-}
-
 // printTable prints the sessions as the columns STATE OWNER PRIORITY ID
 // TITLE, each padded to its widest cell plus two spaces (text/tabwriter's
 // layout, which it replaces: tabwriter handles every cell on its own, a
 // fifth of a second on a board of 100,000 sessions).
-func printTable(w io.Writer, list []sessions.Session, waits map[int][]string) error {
+func printTable(w io.Writer, list []sessions.Session, waits map[int]sessions.Waits) error {
 	header := [4]string{"STATE", "OWNER", "PRIORITY", "ID"}
 	cells := func(s sessions.Session) (state, owner, prio, mark string) {
 		owner = s.Owner
@@ -216,10 +191,8 @@ func printTable(w io.Writer, list []sessions.Session, waits map[int][]string) er
 		pad(prio, 2)
 		pad(mark+s.ID, 3)
 		line = append(line, sanitize(s.Title)...)
-		if deps := waits[i]; len(deps) > 0 {
-			line = append(line, " (waits on "...)
-			line = append(line, sanitize(strings.Join(deps, ", "))...)
-			line = append(line, ')')
+		if w := waits[i]; len(w.On) > 0 {
+			line = append(line, sanitize(waitsText(w))...)
 		}
 		line = append(line, '\n')
 		bw.Write(line)
@@ -230,8 +203,9 @@ func printTable(w io.Writer, list []sessions.Session, waits map[int][]string) er
 // printJSONList streams a JSON array one session at a time, so a board of
 // 100,000 sessions is never held twice in memory.
 // A session of todo/ that waits on unfinished dependencies gets one more
-// key, "waits_on": the ids not done yet.
-func printJSONList(w io.Writer, list []sessions.Session, waits map[int][]string) error {
+// key, "waits_on": the ids not done yet; and if it waits forever,
+// "waits_on_missing" (those no state holds) or "waits_on_cycle" (a, b, a).
+func printJSONList(w io.Writer, list []sessions.Session, waits map[int]sessions.Waits) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteByte('[')
 	for i, s := range list {
@@ -242,13 +216,13 @@ func printJSONList(w io.Writer, list []sessions.Session, waits map[int][]string)
 		if err != nil {
 			return err
 		}
-		if deps := waits[i]; len(deps) > 0 {
-			extra, err := json.Marshal(deps)
+		if w := waits[i]; len(w.On) > 0 {
+			extra, err := waitsJSON(w)
 			if err != nil {
 				return err
 			}
-			// data is one JSON object: add the key before its closing brace.
-			data = append(append(append(data[:len(data)-1:len(data)-1], `,"waits_on":`...), extra...), '}')
+			// data is one JSON object: add the keys before its closing brace.
+			data = append(append(data[:len(data)-1:len(data)-1], extra...), '}')
 		}
 		bw.Write(escapeC1(data))
 	}
