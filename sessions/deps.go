@@ -14,9 +14,10 @@ type Waits struct {
 	// Missing: those of On that no state of the board holds, so they are
 	// never done.
 	Missing []string
-	// Cycle: a cycle of depends_on through the session, its first id
-	// repeated last (a, b, a), among sessions not done: none of them is
-	// ever ready.
+	// Cycle: a cycle of depends_on among sessions not done that the
+	// session is caught in, its first id repeated last (a, b, a): none of
+	// them is ever ready. When several cycles intertwine, it is the
+	// shortest through the smallest id of them, the same for each.
 	Cycle []string
 }
 
