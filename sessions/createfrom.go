@@ -144,9 +144,15 @@ func (o Override) apply(m *Meta) {
 // Lines it does not set keep their bytes, comments included.
 func rewrite(content, head []byte, m Meta, o Override, created time.Time) ([]byte, Meta, error) {
 	var err error
+	// A file written with CRLF line ends gets CRLF lines from pickup too
+	// (SetField ends a line with "\n": the "\r" goes before it).
+	eol := ""
+	if bytes.HasSuffix(bytes.TrimRight(head, "\n"), []byte("\r")) {
+		eol = "\r"
+	}
 	set := func(key, value string) {
 		if err == nil {
-			content, err = SetField(content, key, value)
+			content, err = SetField(content, key, value+eol)
 		}
 	}
 	if o.Title == nil && m.Title == "" {

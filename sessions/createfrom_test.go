@@ -64,6 +64,13 @@ func TestCreateFrom(t *testing.T) {
 			meta: sessions.Meta{Priority: sessions.Medium},
 		},
 		{
+			name: "CRLF and a byte order mark",
+			in:   "\ufeff---\r\ntitle: T\r\n---\r\nbody\r\n",
+			o:    sessions.Override{Priority: ptr(sessions.Low)},
+			want: "\ufeff---\r\ntitle: T\r\n" + created + "\r\npriority: low\r\n---\r\nbody\r\n",
+			meta: sessions.Meta{Priority: sessions.Low, Title: "T"},
+		},
+		{
 			name: "no frontmatter: a body, as always",
 			in:   "# Heading\ntext\n",
 			o:    sessions.Override{Tags: []string{"t"}},
