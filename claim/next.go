@@ -48,9 +48,12 @@ type Queue struct {
 // NewQueue returns a Queue that claims as c's owner.
 func (c *Client) NewQueue(opts NextOptions) *Queue { return &Queue{c: c, opts: opts} }
 
-// Next claims the best available session (see Client.Next).
+// Next claims the best available session (see Queue.Next). When there is
+// none but sessions that wait on dependencies, its error says why (see
+// Explain).
 func (c *Client) Next(ctx context.Context) (sessions.Session, error) {
-	return c.NewQueue(NextOptions{}).Next(ctx)
+	s, err := c.NewQueue(NextOptions{}).Next(ctx)
+	return s, c.Explain(err)
 }
 
 // Invalidate drops the queue's snapshot, so the next call lists todo/ again
@@ -196,7 +199,7 @@ func (q *Queue) take(l *listings) (sessions.Session, error) {
 		if l.empty++; l.empty >= 2 {
 			err := ErrNothingAvailable
 			if l.blocked > 0 {
-				err = fmt.Errorf("%w: %d session(s) in todo wait on unfinished dependencies", ErrNothingAvailable, l.blocked)
+				err = &BlockedError{Blocked: l.blocked}
 			}
 			if len(l.conflicts) > 0 {
 				err = fmt.Errorf("%w: %d session(s) in todo already have a copy in doing/ (run pickup doctor)", err, len(l.conflicts))

@@ -31,7 +31,12 @@ func (b *Board) Create(m Meta, body []byte) (Session, error) {
 			return Session{}, fmt.Errorf("depends_on: %w", err)
 		}
 	}
-	content := Render(m, body)
+	return b.publish(now, m, Render(m, body))
+}
+
+// publish writes content, a whole session file whose frontmatter says m,
+// as a new session in todo/ named after now (see Create).
+func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) {
 	hour := now.Format("2006-01-02_15")
 	resDir := filepath.Join(b.RuntimeDir(), "ids", hour)
 	if err := os.MkdirAll(resDir, 0o755); err != nil {

@@ -19,7 +19,7 @@ import (
 
 // Finding is one problem Check found on a board.
 type Finding struct {
-	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config
+	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config, dependency, cycle
 	ID      string `json:"id,omitempty"`
 	Path    string `json:"path"`
 	Line    int    `json:"line,omitempty"`
@@ -156,7 +156,11 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 		}
 		out = append(out, b.resolveDuplicate(id, cs, repair)...)
 	}
-	return out, nil
+	deps, err := b.checkDependencies()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, deps...), nil
 }
 
 func rank(st State) int {

@@ -127,7 +127,9 @@ func (r *run) nextCommand() *ucli.Command {
 		UsageText: "pickup next [--wait[=DUR]] [--json]",
 		Description: "Takes the session that comes first by priority (high, medium, low), then created_at\n" +
 			"(oldest first), then id, skipping sessions whose depends_on are not all done.\n" +
-			"A lost race moves on to the next candidate. Exits 3 when nothing is available.\n" +
+			"A lost race moves on to the next candidate. Exits 3 when nothing is available; if sessions\n" +
+			"are left that wait on dependencies, the error says what they wait on, first those that\n" +
+			"never can be taken (a dependency that does not exist, a cycle of depends_on).\n" +
 			"With --wait it blocks until a session can be claimed (a new one, a release, a reap,\n" +
 			"a dependency finishing) and exits 3 only at the timeout; --wait alone waits forever.\n\n" +
 			"Examples:\n   pickup next --json\n   pickup next --wait=10m",
@@ -159,6 +161,7 @@ func (r *run) nextCommand() *ucli.Command {
 					defer cancel()
 				}
 				s, err = cl.NewQueue(claim.NextOptions{}).Wait(ctx, claim.WaitOptions{})
+				err = cl.Explain(err) // once, at the timeout: not at every wake-up
 			} else {
 				s, err = cl.Next(ctx)
 			}

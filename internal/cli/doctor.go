@@ -23,7 +23,8 @@ func (r *run) doctorCommand() *ucli.Command {
 			"temporary files of interrupted writes; symlinks and stray files that are never listed;\n" +
 			"leases of owners whose process is dead and who still hold sessions; mistakes in\n" +
 			"config.yaml, with their lines (a dead owner's lease that holds nothing is not a problem:\n" +
-			"every pickup work leaves one; --fix tidies it away).\n" +
+			"every pickup work leaves one; --fix tidies it away); dependencies that make a session\n" +
+			"wait forever (an id that no state holds, a cycle of depends_on), at the depends_on line.\n" +
 			"--fix keeps the most advanced copy of a duplicated session (done > doing > todo), moves\n" +
 			"every discarded copy whose content differs to conflicts/ instead of deleting it,\n" +
 			"removes temporary files older than a minute, and returns the sessions of dead owners to\n" +

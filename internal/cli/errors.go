@@ -42,6 +42,7 @@ var exitCodes = []struct {
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},
+	{sessions.ErrBadFrontmatter, ExitUsage},
 	{claim.ErrCrossDevice, ExitError},
 	{claim.ErrClaimLost, ExitClaimLost},
 	{claim.ErrSessionNotAvailable, ExitNotAvailable},
@@ -128,6 +129,9 @@ func (r *run) hint(err error) string {
 	case errors.Is(err, claim.ErrClaimLost):
 		return fmt.Sprintf("your claim on %s was reaped (your process was gone or silent too long) and the session went back to the queue or to another owner; do not finish it; run `pickup next` to take other work", id)
 	case errors.Is(err, claim.ErrNothingAvailable):
+		if h := blockedHint(err); h != "" {
+			return h
+		}
 		return "nothing to claim right now: create a session with `pickup new`, or look at the board with `pickup list`"
 	case errors.Is(err, claim.ErrSessionNotAvailable) && ce != nil:
 		switch {

@@ -2,14 +2,11 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -18,6 +15,7 @@ import (
 )
 
 func (r *run) newCommand() *ucli.Command {
+	tags, deps := &listValue{}, &listValue{}
 	return &ucli.Command{
 		Name:      "new",
 		Usage:     "create a session in todo/ and print its id",
@@ -25,31 +23,42 @@ func (r *run) newCommand() *ucli.Command {
 		Description: "The body is read from FILE, or from standard input with -. The id is the UTC time,\n" +
 			"YYYY-MM-DD_HH-mm-ss, with a suffix (-2, -3, ...) when that second is taken.\n" +
 			"Nothing is ever overwritten. Without --title, a body starting with \"# Heading\" gives it.\n\n" +
+			"A FILE that starts with its own frontmatter (a line ---, YAML, a line ---: the session\n" +
+			"file format of the README) is the session as written: its priority, title, tags,\n" +
+			"depends_on and other fields are kept, and each flag given replaces the field it names.\n" +
+			"pickup sets the id and created_at (now) and attempts (0). Frontmatter that does not\n" +
+			"parse is refused with FILE:LINE (exit 2) and nothing is created.\n\n" +
+			"A comma separates tags: --tag 'a, b' is --tag a --tag b, as `tags: a, b` is in a file;\n" +
+			"an empty tag is refused. --depends-on reads ids the same way.\n\n" +
 			"Examples:\n" +
 			"   pickup new --priority high --title \"Fix the parser\" --tag parser notes.md\n" +
+			"   pickup new spec.md                  # spec.md has its own frontmatter\n" +
+			"   pickup new --priority low spec.md   # the same, but low\n" +
 			"   echo \"# Write docs\" | pickup new -\n" +
 			"   id=$(pickup new --title Deploy --depends-on 2026-11-22_09-15-03)",
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "priority", Aliases: []string{"p"}, Value: "medium", Usage: "high, medium or low"},
+			&ucli.StringFlag{Name: "priority", Aliases: []string{"p"}, Usage: "high, medium or low (default: the FILE's, else medium)"},
 			&ucli.StringFlag{Name: "title", Aliases: []string{"t"}, Usage: "one-line title"},
-			&ucli.StringSliceFlag{Name: "tag", Usage: "a tag (repeat for more)"},
-			&ucli.StringSliceFlag{Name: "depends-on", Usage: "id of a session that must be done first (repeat for more)"},
+			&ucli.GenericFlag{Name: "tag", Value: tags, Usage: "a tag; commas separate several (repeat for more)"},
+			&ucli.GenericFlag{Name: "depends-on", Value: deps, Usage: "id of a session that must be done first; commas separate several (repeat for more)"},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 1 {
 				return usageError("new takes at most one FILE (or - for standard input), got %d arguments", c.NArg())
 			}
-			prio, err := sessions.ParsePriority(c.String("priority"))
+			o, err := newOverride(c, tags, deps)
 			if err != nil {
-				return usageError("--priority: %v", err)
+				return err
 			}
 			var body []byte
-			switch src := c.Args().First(); src {
+			name := c.Args().First()
+			switch name {
 			case "":
 			case "-":
+				name = "stdin"
 				body, err = io.ReadAll(r.env.Stdin)
 			default:
-				body, err = os.ReadFile(src)
+				body, err = os.ReadFile(name)
 			}
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EISDIR) {
@@ -57,23 +66,11 @@ func (r *run) newCommand() *ucli.Command {
 				}
 				return fmt.Errorf("read body: %w", err)
 			}
-			m := sessions.Meta{Priority: prio, Title: c.String("title"), Tags: c.StringSlice("tag"), DependsOn: c.StringSlice("depends-on")}
-			if m.Title == "" {
-				first, _, _ := bytes.Cut(body, []byte("\n"))
-				if t, ok := strings.CutPrefix(string(first), "# "); ok {
-					m.Title = strings.TrimSpace(t)
-				}
-			}
-			for _, dep := range m.DependsOn {
-				if err := sessions.ValidateID(dep); err != nil {
-					return fmt.Errorf("--depends-on: %w", err)
-				}
-			}
 			b, err := r.changingBoard()
 			if err != nil {
 				return err
 			}
-			s, err := b.Create(m, body)
+			s, err := b.CreateFrom(name, body, o)
 			if err != nil {
 				return err
 			}
@@ -95,7 +92,9 @@ func (r *run) listCommand() *ucli.Command {
 		Description: "States are todo, doing and done (default: all). A session whose frontmatter cannot be\n" +
 			"read is marked with ! and still listed; `pickup doctor` says what is wrong. A todo session\n" +
 			"whose depends_on are not all done says what it waits on (next skips it): \"(waits on ID)\"\n" +
-			"after its title, \"waits_on\": [ids] in --json. --mine lists only what this owner holds\n" +
+			"after its title, \"waits_on\": [ids] in --json; one that waits forever says why:\n" +
+			"\"(waits on ID; ID does not exist)\" or \"(waits on ID; dependency cycle A -> B -> A)\",\n" +
+			"\"waits_on_missing\" or \"waits_on_cycle\" in --json. --mine lists only what this owner holds\n" +
 			"(--owner, $PICKUP_OWNER, or the Claude Code session that runs pickup).\n\n" +
 			"Examples:\n   pickup list\n   pickup list --state todo --json\n   pickup list --mine",
 		Flags: []ucli.Flag{
@@ -130,7 +129,10 @@ func (r *run) listCommand() *ucli.Command {
 			} else if list, err = b.List(states...); err != nil {
 				return err
 			}
-			waits := waitingOn(b, list)
+			waits, err := waitingOn(b, list, len(states) == 0 && !c.Bool("mine"))
+			if err != nil {
+				return err
+			}
 			if r.json {
 				return printJSONList(r.env.Stdout, list, waits)
 			}
@@ -139,39 +141,11 @@ func (r *run) listCommand() *ucli.Command {
 	}
 }
 
-// waitingOn returns, for each session in todo/ whose depends_on are not
-// all done, those not done yet (by index in list): next skips these
-// sessions, and list says why. Each dependency is looked up once.
-func waitingOn(b *sessions.Board, list []sessions.Session) map[int][]string {
-	var waits map[int][]string
-	done := map[string]bool{}
-	for i, s := range list {
-		if s.State != sessions.Todo {
-			continue
-		}
-		for _, dep := range s.DependsOn {
-			d, ok := done[dep]
-			if !ok {
-				info, err := os.Lstat(b.Path(sessions.Done, "", dep))
-				d = err == nil && info.Mode().IsRegular()
-				done[dep] = d
-			}
-			if !d {
-				if waits == nil {
-					waits = map[int][]string{}
-				}
-				waits[i] = append(waits[i], dep)
-			}
-		}
-	}
-	return waits
-}
-
 // printTable prints the sessions as the columns STATE OWNER PRIORITY ID
 // TITLE, each padded to its widest cell plus two spaces (text/tabwriter's
 // layout, which it replaces: tabwriter handles every cell on its own, a
 // fifth of a second on a board of 100,000 sessions).
-func printTable(w io.Writer, list []sessions.Session, waits map[int][]string) error {
+func printTable(w io.Writer, list []sessions.Session, waits map[int]sessions.Waits) error {
 	header := [4]string{"STATE", "OWNER", "PRIORITY", "ID"}
 	cells := func(s sessions.Session) (state, owner, prio, mark string) {
 		owner = s.Owner
@@ -217,10 +191,8 @@ func printTable(w io.Writer, list []sessions.Session, waits map[int][]string) er
 		pad(prio, 2)
 		pad(mark+s.ID, 3)
 		line = append(line, sanitize(s.Title)...)
-		if deps := waits[i]; len(deps) > 0 {
-			line = append(line, " (waits on "...)
-			line = append(line, sanitize(strings.Join(deps, ", "))...)
-			line = append(line, ')')
+		if w := waits[i]; len(w.On) > 0 {
+			line = append(line, sanitize(waitsText(w))...)
 		}
 		line = append(line, '\n')
 		bw.Write(line)
@@ -231,8 +203,9 @@ func printTable(w io.Writer, list []sessions.Session, waits map[int][]string) er
 // printJSONList streams a JSON array one session at a time, so a board of
 // 100,000 sessions is never held twice in memory.
 // A session of todo/ that waits on unfinished dependencies gets one more
-// key, "waits_on": the ids not done yet.
-func printJSONList(w io.Writer, list []sessions.Session, waits map[int][]string) error {
+// key, "waits_on": the ids not done yet; and if it waits forever,
+// "waits_on_missing" (those no state holds) or "waits_on_cycle" (a, b, a).
+func printJSONList(w io.Writer, list []sessions.Session, waits map[int]sessions.Waits) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteByte('[')
 	for i, s := range list {
@@ -243,13 +216,13 @@ func printJSONList(w io.Writer, list []sessions.Session, waits map[int][]string)
 		if err != nil {
 			return err
 		}
-		if deps := waits[i]; len(deps) > 0 {
-			extra, err := json.Marshal(deps)
+		if w := waits[i]; len(w.On) > 0 {
+			extra, err := waitsJSON(w)
 			if err != nil {
 				return err
 			}
-			// data is one JSON object: add the key before its closing brace.
-			data = append(append(append(data[:len(data)-1:len(data)-1], `,"waits_on":`...), extra...), '}')
+			// data is one JSON object: add the keys before its closing brace.
+			data = append(append(data[:len(data)-1:len(data)-1], extra...), '}')
 		}
 		bw.Write(escapeC1(data))
 	}

@@ -44,9 +44,10 @@ func TestPrintTableLaysOutLikeTabwriter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			waits := map[int][]string{}
-			if len(tt.list) > 3 {
-				waits[3] = []string{"x", "y"}
+			waits := map[int]sessions.Waits{}
+			if len(tt.list) > 5 {
+				waits[3] = sessions.Waits{On: []string{"x", "y"}}
+				waits[5] = sessions.Waits{On: []string{"x", "y"}, Missing: []string{"y"}, Cycle: []string{"a", "x", "a"}}
 			}
 			var got strings.Builder
 			if err := printTable(&got, tt.list, waits); err != nil {
@@ -64,8 +65,15 @@ func TestPrintTableLaysOutLikeTabwriter(t *testing.T) {
 					owner = "-"
 				}
 				title := sanitize(s.Title)
-				if deps := waits[i]; len(deps) > 0 {
-					title += " (waits on " + strings.Join(deps, ", ") + ")"
+				if w := waits[i]; len(w.On) > 0 {
+					title += " (waits on " + strings.Join(w.On, ", ")
+					if len(w.Missing) > 0 {
+						title += "; " + strings.Join(w.Missing, ", ") + " does not exist"
+					}
+					if len(w.Cycle) > 0 {
+						title += "; dependency cycle " + strings.Join(w.Cycle, " -> ")
+					}
+					title += ")"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\n", s.State, owner, s.Priority, mark, s.ID, title)
 			}
