@@ -191,7 +191,8 @@ func writeLine(fd int, path string, line []byte) error {
 		return &os.PathError{Op: "write", Path: path, Err: err}
 	}
 	if n != len(line) {
-		return &os.PathError{Op: "write", Path: path, Err: io.ErrShortWrite}
+		// Cut short (a full disk): never leave the partial line.
+		return eraseShortWrite(fd, path, n, len(line))
 	}
 	return nil
 }
