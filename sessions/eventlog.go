@@ -60,6 +60,10 @@ type Event struct {
 type BadLine struct {
 	Line int    `json:"line"`
 	Text string `json:"text"` // the start of the line, at most 80 bytes
+
+	// off and n locate the bad bytes in the log (doctor erases torn ones).
+	off int64
+	n   int
 }
 
 // EventLogPath returns <board>/events.log.
@@ -225,8 +229,10 @@ func ReadEvents(r io.Reader, id string) ([]Event, []BadLine, error) {
 	var bad []BadLine
 	quoted := []byte(`"` + id + `"`)
 	br := bufio.NewReaderSize(r, 64*1024)
+	var off, next int64 // where this line and the next begin
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
+		off, next = next, next+int64(len(line))
 		if len(line) == 0 && err == io.EOF {
 			break
 		}
@@ -247,12 +253,12 @@ func ReadEvents(r io.Reader, id string) ([]Event, []BadLine, error) {
 			// to it: report the torn part, keep the event after it.
 			if i := bytes.Index(text[1:], eventStart); i >= 0 {
 				if e2, ok2 := parseEvent(text[i+1:], id, quoted); ok2 {
-					bad = append(bad, BadLine{Line: n, Text: truncateUTF8(string(text[:i+1]), 80)})
+					bad = append(bad, BadLine{Line: n, Text: truncateUTF8(string(text[:i+1]), 80), off: off, n: i + 1})
 					e, ok = e2, true
 				}
 			}
 			if !ok {
-				bad = append(bad, BadLine{Line: n, Text: truncateUTF8(string(text), 80)})
+				bad = append(bad, BadLine{Line: n, Text: truncateUTF8(string(text), 80), off: off, n: len(text)})
 			}
 		}
 		// !ok && !complete: the last line, still being written (or torn at
