@@ -21,11 +21,15 @@ func (r *run) doctorCommand() *ucli.Command {
 		Description: "Reports, with file and line: broken frontmatter; unreadable session files; sessions in more than one\n" +
 			"state (after a git merge) or under two names (a move interrupted by a crash);\n" +
 			"temporary files of interrupted writes; symlinks and stray files that are never listed;\n" +
-			"leases of owners whose process is dead.\n" +
+			"leases of owners whose process is dead; sessions whose history in events.log ends somewhere\n" +
+			"else than where they are (a move whose line a crash or a full disk lost); lines of\n" +
+			"events.log that are not events (torn part-way, or edited by hand).\n" +
 			"--fix keeps the most advanced copy of a duplicated session (done > doing > todo), moves\n" +
 			"every discarded copy whose content differs to conflicts/ instead of deleting it,\n" +
 			"removes temporary files older than a minute, and returns the sessions of dead owners to\n" +
-			"todo/ (as pickup reap does) and removes their leases. Exit 0 when the board is healthy or\n" +
+			"todo/ (as pickup reap does) and removes their leases, appends a doctor line (with its reason)\n" +
+			"for every move the history missed, and blanks out torn lines in place (a line edited by hand is\n" +
+			"only reported). Exit 0 when the board is healthy or\n" +
 			"everything was fixed, 1 when problems remain.\n\nExample: pickup doctor --fix",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "fix", Usage: "repair what can be repaired without losing anything"},
