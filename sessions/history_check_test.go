@@ -48,6 +48,8 @@ func TestCheckHistory(t *testing.T) {
 		{name: "history ends where the session is", place: alice, log: newS1 + claimS1},
 		{name: "no history (placed by hand)", place: Place{State: Done}},
 		{name: "only a discarded copy moved", place: Place{State: Done}, log: asideS1},
+		// After a merge the lines are not in time order; pickup log sorts them.
+		{name: "merged lines out of time order", place: alice, log: claimS1 + newS1},
 		{name: "missed done", place: Place{State: Done}, log: newS1 + claimS1 + asideS1,
 			want: []string{"history:0"}, fixed: 1, after: "done"},
 		{name: "missed claim, clock behind the log", place: Place{State: Doing, Owner: "bob"}, log: newS1 + future,
