@@ -107,8 +107,11 @@ func (b *Board) NewEvent(e Event) Event {
 // opened O_APPEND and the line is written with a single write(2), which
 // on a local filesystem moves to the end and writes in one atomic step
 // (elsewhere the writer holds flock(2) on the file around it: see
-// fsx.AppendIsAtomic), so lines are never interleaved or torn. (A line that a crash cut short, possible only without fsync, gets
-// the next line glued to it; readers recover that line, see ReadEvents.)
+// fsx.AppendIsAtomic), so lines are never interleaved. A write that the
+// system cuts short (a full disk) is blanked out in place and fails with
+// TornLineError. (A line that a crash cut short gets the next line glued
+// to it; readers recover that line, see ReadEvents, and doctor erases the
+// fragment.)
 // The log is fsynced unless the board is NoSync. A caller that records
 // many transitions uses an EventLog, which keeps the file open.
 func (b *Board) AppendEvent(e Event) error {
