@@ -111,6 +111,13 @@ func isStatePlace(to string) bool {
 	return ok && ValidateOwner(owner) == nil
 }
 
+// placePath is the path of session id at the place the event log calls
+// name (one that isStatePlace accepts).
+func (b *Board) placePath(name, id string) string {
+	st, owner, _ := strings.Cut(name, "/")
+	return b.Path(State(st), owner, id)
+}
+
 // placeName is how the event log names a place.
 func placeName(p Place) string {
 	if p.State == Doing {
@@ -175,7 +182,9 @@ func (b *Board) gapFindings(gaps []gap, repair bool) []Finding {
 			// doctor line must still come last in time order.
 			t = g.lastTime.Add(time.Millisecond)
 		}
-		events[i] = Event{Time: t, Op: "doctor", ID: g.id, From: g.last, To: here, Dst: g.place.Path,
+		// Src and Dst, for commit mode: the missed move's commit never
+		// happened either, so this one takes both paths.
+		events[i] = Event{Time: t, Op: "doctor", ID: g.id, From: g.last, To: here, Src: b.placePath(g.last, g.id), Dst: g.place.Path,
 			Reason: "move missing from the history (a crash or a full disk between the move and its line)"}
 	}
 	if !repair || len(gaps) == 0 {
