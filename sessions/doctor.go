@@ -19,7 +19,7 @@ import (
 
 // Finding is one problem Check found on a board.
 type Finding struct {
-	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config, dependency, cycle
+	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config, dependency, cycle, history, eventlog
 	ID      string `json:"id,omitempty"`
 	Path    string `json:"path"`
 	Line    int    `json:"line,omitempty"`
@@ -51,6 +51,9 @@ type copyOf struct {
 // several states (a merge of two branches) keeps done over doing over todo,
 // and every discarded copy whose content differs is moved to conflicts/
 // rather than deleted; temporary files older than a minute are removed.
+// It also compares the event log with the board (see checkHistory): with
+// repair, a line torn part-way is blanked out and a move the history missed
+// gets a doctor line, so that each session's history ends where it is.
 func (b *Board) Check(repair bool) ([]Finding, error) {
 	var out []Finding
 	copies := map[string][]copyOf{}
@@ -160,7 +163,17 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(out, deps...), nil
+	out = append(out, deps...)
+	// Last, as the history must end where the repairs left each session.
+	places, err := b.currentPlaces(copies, repair)
+	if err != nil {
+		return nil, err
+	}
+	hist, err := b.checkHistory(places, repair, historySettle)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, hist...), nil
 }
 
 func rank(st State) int {

@@ -60,6 +60,10 @@ type Event struct {
 type BadLine struct {
 	Line int    `json:"line"`
 	Text string `json:"text"` // the start of the line, at most 80 bytes
+
+	// off and n locate the bad bytes in the log (doctor erases torn ones).
+	off int64
+	n   int
 }
 
 // EventLogPath returns <board>/events.log.
@@ -103,8 +107,11 @@ func (b *Board) NewEvent(e Event) Event {
 // opened O_APPEND and the line is written with a single write(2), which
 // on a local filesystem moves to the end and writes in one atomic step
 // (elsewhere the writer holds flock(2) on the file around it: see
-// fsx.AppendIsAtomic), so lines are never interleaved or torn. (A line that a crash cut short, possible only without fsync, gets
-// the next line glued to it; readers recover that line, see ReadEvents.)
+// fsx.AppendIsAtomic), so lines are never interleaved. A write that the
+// system cuts short (a full disk) is blanked out in place and fails with
+// TornLineError. (A line that a crash cut short gets the next line glued
+// to it; readers recover that line, see ReadEvents, and doctor erases the
+// fragment.)
 // The log is fsynced unless the board is NoSync. A caller that records
 // many transitions uses an EventLog, which keeps the file open.
 func (b *Board) AppendEvent(e Event) error {
@@ -191,7 +198,8 @@ func writeLine(fd int, path string, line []byte) error {
 		return &os.PathError{Op: "write", Path: path, Err: err}
 	}
 	if n != len(line) {
-		return &os.PathError{Op: "write", Path: path, Err: io.ErrShortWrite}
+		// Cut short (a full disk): never leave the partial line.
+		return eraseShortWrite(fd, path, n, len(line))
 	}
 	return nil
 }
@@ -224,8 +232,10 @@ func ReadEvents(r io.Reader, id string) ([]Event, []BadLine, error) {
 	var bad []BadLine
 	quoted := []byte(`"` + id + `"`)
 	br := bufio.NewReaderSize(r, 64*1024)
+	var off, next int64 // where this line and the next begin
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
+		off, next = next, next+int64(len(line))
 		if len(line) == 0 && err == io.EOF {
 			break
 		}
@@ -246,12 +256,12 @@ func ReadEvents(r io.Reader, id string) ([]Event, []BadLine, error) {
 			// to it: report the torn part, keep the event after it.
 			if i := bytes.Index(text[1:], eventStart); i >= 0 {
 				if e2, ok2 := parseEvent(text[i+1:], id, quoted); ok2 {
-					bad = append(bad, BadLine{Line: n, Text: truncateUTF8(string(text[:i+1]), 80)})
+					bad = append(bad, BadLine{Line: n, Text: truncateUTF8(string(text[:i+1]), 80), off: off, n: i + 1})
 					e, ok = e2, true
 				}
 			}
 			if !ok {
-				bad = append(bad, BadLine{Line: n, Text: truncateUTF8(string(text), 80)})
+				bad = append(bad, BadLine{Line: n, Text: truncateUTF8(string(text), 80), off: off, n: len(text)})
 			}
 		}
 		// !ok && !complete: the last line, still being written (or torn at

@@ -155,6 +155,10 @@ func (l *EventLog) write(line []byte) (*logFile, uint64, error) {
 			continue // removed or replaced: open the path again
 		}
 		if err := f.append(line, l.path); err != nil {
+			// After a failed write (its erase clears and sets flags on
+			// the descriptor) the next append opens the log afresh.
+			s.cur = nil
+			s.drop(f)
 			return nil, 0, err
 		}
 		f.refs++

@@ -232,6 +232,9 @@ func (c *committer) finish(r *run, err error) error {
 	for _, w := range warns {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(w))
 	}
+	if len(warns) > 0 {
+		fmt.Fprintf(r.env.Stderr, "pickup: hint: once the event log can be written again (free some disk space), `pickup doctor --fix` records every move it missed\n")
+	}
 	if len(errs) == 0 {
 		return err
 	}

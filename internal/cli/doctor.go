@@ -24,11 +24,16 @@ func (r *run) doctorCommand() *ucli.Command {
 			"leases of owners whose process is dead and who still hold sessions; mistakes in\n" +
 			"config.yaml, with their lines (a dead owner's lease that holds nothing is not a problem:\n" +
 			"every pickup work leaves one; --fix tidies it away); dependencies that make a session\n" +
-			"wait forever (an id that no state holds, a cycle of depends_on), at the depends_on line.\n" +
+			"wait forever (an id that no state holds, a cycle of depends_on), at the depends_on line;\n" +
+			"sessions whose history in events.log ends somewhere else than where they are (a move\n" +
+			"whose line a crash or a full disk lost); lines of events.log that are not events (torn\n" +
+			"part-way, or edited by hand).\n" +
 			"--fix keeps the most advanced copy of a duplicated session (done > doing > todo), moves\n" +
 			"every discarded copy whose content differs to conflicts/ instead of deleting it,\n" +
 			"removes temporary files older than a minute, and returns the sessions of dead owners to\n" +
-			"todo/ (as pickup reap does) and removes their leases. Exit 0 when the board is healthy or\n" +
+			"todo/ (as pickup reap does) and removes their leases, appends a doctor line (with its reason)\n" +
+			"for every move the history missed, and blanks out torn lines in place (a line edited by hand is\n" +
+			"only reported). Exit 0 when the board is healthy or\n" +
 			"everything was fixed, 1 when problems remain.\n\nExample: pickup doctor --fix",
 		Flags: []ucli.Flag{
 			&ucli.BoolFlag{Name: "fix", Usage: "repair what can be repaired without losing anything"},
