@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
 
 	"gopkg.in/yaml.v2"
 )
@@ -39,10 +40,11 @@ type rawConfig struct {
 	MaxAttempts      int    `yaml:"max_attempts"`
 }
 
-// Config reads <board>/config.yaml.
+// Config reads <board>/config.yaml. A link, named pipe or device in its
+// place is refused (an *UnsafePathError), never followed or waited on.
 func (b *Board) Config() (Config, error) {
 	path := filepath.Join(b.Dir, ConfigFile)
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Config{}, nil
 	}
