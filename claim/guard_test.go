@@ -1,0 +1,86 @@
+//go:build unix
+
+package claim_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/proc"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// An owner's directory that is a link (a repository can commit
+// doing/alice -> /elsewhere) is refused when the owner's client is made:
+// no claim ever lands in the link's target, and nothing moves.
+func TestClientRefusesLinkedOwnerDir(t *testing.T) {
+	b := pkBoard(t)
+	pkPut(t, b, sessions.Todo, "", "x", sessions.Meta{})
+	outside := t.TempDir()
+	link := b.StateDir(sessions.Doing, "alice")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := sessions.Open(b.Dir) // other owners' links do not stop the board
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = claim.New(opened, "alice")
+	var ue *sessions.UnsafePathError
+	if !errors.As(err, &ue) || ue.Path != link {
+		t.Fatalf("New(alice) with doing/alice a link = %v, want the link refused", err)
+	}
+	// Another owner is not stopped, and never sees alice's link.
+	bob := pkClient(t, opened, "bob")
+	if _, err := bob.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pkWhere(t, b, "x"); got != "doing/bob" {
+		t.Errorf("x is in %s, want doing/bob", got)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("the link's target got %d entries", len(entries))
+	}
+}
+
+// Leases and lock files hold process data: created owner-only.
+func TestLeaseAndLockFilesArePrivate(t *testing.T) {
+	b := pkBoard(t)
+	leases := &claim.Leases{Board: b}
+	if _, err := leases.Register("alice", proc.Env{}.Self()); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := claim.BoardLocks(b).Acquire(context.Background(), "deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	var checked int
+	for _, dir := range []string{"leases", claim.LocksDirName} {
+		err := filepath.WalkDir(filepath.Join(b.RuntimeDir(), dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			checked++
+			if perm := info.Mode().Perm(); perm&0o077 != 0 {
+				t.Errorf("%s has mode %v, want owner-only", p, perm)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d lease and lock files to check", checked)
+	}
+}
