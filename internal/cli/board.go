@@ -89,13 +89,20 @@ func fromGitFile(worktree, dotgit string) (string, bool) {
 	return worktree, true
 }
 
-// board opens the board, failing with a hint to run pickup init.
-func (r *run) board() (*sessions.Board, error) {
+// board opens the board, failing with a hint to run pickup init, or, for
+// a link or pipe inside it, with exit 2 and the link's name.
+func (r *run) board() (*sessions.Board, error) { return r.openBoard(sessions.Open) }
+
+// inspectBoard opens the board for doctor, which reports its links rather
+// than refusing it.
+func (r *run) inspectBoard() (*sessions.Board, error) { return r.openBoard(sessions.Inspect) }
+
+func (r *run) openBoard(open func(string) (*sessions.Board, error)) (*sessions.Board, error) {
 	dir, err := r.boardDir()
 	if err != nil {
 		return nil, err
 	}
-	b, err := sessions.Open(dir)
+	b, err := open(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (r *run) doctorCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "fix", Usage: "repair what can be repaired without losing anything"},
 		},
 		Action: func(c *ucli.Context) error {
-			b, err := r.board()
+			b, err := r.inspectBoard()
 			if err != nil {
 				return err
 			}
@@ -98,6 +98,9 @@ func (e exitError) ExitCode() int { return e.code }
 // whose machine rebooted): their sessions are reclaimable. With fix, their
 // sessions go back to todo/ (as pickup reap does) and the leases are removed.
 func (r *run) deadLeases(b *sessions.Board, fix bool) ([]sessions.Finding, error) {
+	if b.Unsafe() != nil {
+		return nil, nil // a link where pickup works: fix that first (reported)
+	}
 	dir := filepath.Join(b.RuntimeDir(), "leases")
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -42,6 +42,7 @@ var exitCodes = []struct {
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},
+	{sessions.ErrUnsafePath, ExitUsage},
 	{claim.ErrCrossDevice, ExitError},
 	{claim.ErrClaimLost, ExitClaimLost},
 	{claim.ErrSessionNotAvailable, ExitNotAvailable},
