@@ -21,7 +21,8 @@ func (r *run) doctorCommand() *ucli.Command {
 		Description: "Reports, with file and line: broken frontmatter; unreadable session files; sessions in more than one\n" +
 			"state (after a git merge) or under two names (a move interrupted by a crash);\n" +
 			"temporary files of interrupted writes; symlinks and stray files that are never listed;\n" +
-			"leases of owners whose process is dead.\n" +
+			"links (and pipes) where the board keeps its own files, which every other command refuses;\n" +
+			"leases of owners whose process is dead. While such a link is there, --fix fixes nothing.\n" +
 			"--fix keeps the most advanced copy of a duplicated session (done > doing > todo), moves\n" +
 			"every discarded copy whose content differs to conflicts/ instead of deleting it,\n" +
 			"removes temporary files older than a minute, and returns the sessions of dead owners to\n" +
