@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -82,5 +83,41 @@ func TestLeaseAndLockFilesArePrivate(t *testing.T) {
 	}
 	if checked < 3 {
 		t.Errorf("only %d lease and lock files to check", checked)
+	}
+}
+
+// A clone lacks empty state directories. Watch does not make them (it is
+// read-only): it watches for them to appear, and reports what moves into
+// them from then on; a claimer makes what it needs.
+func TestWatchMissingStateDirs(t *testing.T) {
+	b := pkBoard(t)
+	b.NoSync = true
+	for _, d := range []sessions.State{sessions.Doing, sessions.Done, sessions.Failed} {
+		if err := os.RemoveAll(b.StateDir(d, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pkPut(t, b, sessions.Todo, "", "x", sessions.Meta{})
+	changes := wsWatch(t, b)
+	wsReady(t, b, changes)
+	for _, d := range []sessions.State{sessions.Doing, sessions.Done} {
+		if _, err := os.Lstat(b.StateDir(d, "")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Watch made %s/: %v", d, err)
+		}
+	}
+	c := pkClient(t, b, "alice")
+	for _, step := range []struct {
+		do   func(string) (sessions.Session, error)
+		want claim.Change
+	}{
+		{c.Claim, claim.Change{Event: "claimed", ID: "x", State: sessions.Doing, Owner: "alice"}},
+		{c.Done, claim.Change{Event: "done", ID: "x", State: sessions.Done}},
+	} {
+		if _, err := step.do("x"); err != nil {
+			t.Fatal(err)
+		}
+		if got := wsUntilSentinel(t, b, changes); !slices.Equal(got, []claim.Change{step.want}) {
+			t.Errorf("changes = %+v, want %+v", got, step.want)
+		}
 	}
 }

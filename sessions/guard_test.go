@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -104,6 +105,17 @@ func TestOpenRefusesLinks(t *testing.T) {
 			default:
 				if err := os.Symlink(outside, link); err != nil {
 					t.Fatal(err)
+				}
+			}
+			// Something Check(true) would repair on a healthy board: a
+			// temporary file of an interrupted write, long stale.
+			for _, st := range []string{"todo", "done"} {
+				if info, err := os.Lstat(filepath.Join(b.Dir, st)); err == nil && info.IsDir() {
+					tmp := put(t, b, st+"/.b.md123", "partial")
+					old := time.Now().Add(-time.Hour)
+					if err := os.Chtimes(tmp, old, old); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			before, outBefore := snapshot(t, b.Dir), snapshot(t, outside)
