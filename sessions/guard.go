@@ -45,7 +45,7 @@ type topEntry int8
 const (
 	topNone    topEntry = iota // not the board's: left alone
 	topState                   // todo, doing, done: the board's identity
-	topDir                     // failed, conflicts, .pickup
+	topDir                     // failed, conflicts
 	topFile                    // events.log, config.yaml, .gitattributes, .gitignore
 	topRuntime                 // .pickup, a topDir whose entries are checked too
 )
@@ -87,7 +87,7 @@ func surveyTop(abs string) (survey, error) {
 	var unknown []string
 	// abs+"/." so that a board reached through a link (--dir of the
 	// user's choosing) is listed: the links refused are those inside it.
-	err := fsx.ScanDir(abs+string(filepath.Separator)+".", func(name []byte, _ uint64, typ fs.FileMode) {
+	err := fsx.ScanSmallDir(abs+string(filepath.Separator)+".", func(name []byte, _ uint64, typ fs.FileMode) {
 		kind := topKind(name)
 		if kind == topNone {
 			return
@@ -155,7 +155,7 @@ func (s *survey) note(abs, name string, kind topEntry, typ fs.FileMode, exact bo
 // surveyRuntime refuses any link, pipe or device directly inside .pickup/:
 // pickup keeps only its own directories and files there.
 func (s *survey) surveyRuntime(dir string) {
-	_ = fsx.ScanDir(dir, func(name []byte, _ uint64, typ fs.FileMode) {
+	_ = fsx.ScanSmallDir(dir, func(name []byte, _ uint64, typ fs.FileMode) {
 		if typ == 0 || typ == fs.ModeDir {
 			return
 		}

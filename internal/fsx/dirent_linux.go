@@ -34,7 +34,22 @@ func ScanDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) erro
 		return linkError("open", dir, err)
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 32<<10)
+	return scanFD(fd, dir, make([]byte, 32<<10), fn)
+}
+
+// ScanSmallDir is ScanDir for a directory of a few entries (a board's top,
+// .pickup/): a small buffer, which a process that starts and exits in a
+// few milliseconds does not have to zero and collect.
+func ScanSmallDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return linkError("open", dir, err)
+	}
+	defer unix.Close(fd)
+	return scanFD(fd, dir, make([]byte, 2<<10), fn)
+}
+
+func scanFD(fd int, dir string, buf []byte, fn func(name []byte, ino uint64, typ fs.FileMode)) error {
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {

@@ -42,3 +42,8 @@ func ScanDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) erro
 	}
 	return err
 }
+
+// ScanSmallDir is ScanDir (the Linux version takes a smaller buffer).
+func ScanSmallDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) error {
+	return ScanDir(dir, fn)
+}
