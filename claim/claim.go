@@ -29,8 +29,16 @@ type Client struct {
 }
 
 // New returns a client for owner on board b.
+//
+// The owner's directory, doing/<owner>/, must be a real directory of the
+// board (or missing): every claim lands there, so a link in its place
+// would move sessions out of the board. New refuses one with an
+// *sessions.UnsafePathError, once for the client's life: one lstat.
 func New(b *sessions.Board, owner string) (*Client, error) {
 	if err := sessions.ValidateOwner(owner); err != nil {
+		return nil, err
+	}
+	if err := b.CheckDir(string(sessions.Doing) + "/" + owner); err != nil {
 		return nil, err
 	}
 	return &Client{Board: b, Owner: owner}, nil

@@ -95,7 +95,7 @@ func (l *Leases) path(owner string) string { return filepath.Join(l.dir(), owner
 
 // Get returns owner's lease, or an error matching fs.ErrNotExist.
 func (l *Leases) Get(owner string) (Lease, error) {
-	data, err := os.ReadFile(l.path(owner))
+	data, err := fsx.ReadRegular(l.path(owner)) // never a link's target
 	if err != nil {
 		return Lease{}, err
 	}
@@ -255,7 +255,7 @@ func (l *Leases) write(lease Lease) error {
 	// A lease is replaced whole, atomically: readers see the old or the new
 	// record, never a torn one. No fsync: after a crash or reboot every
 	// lease of this host is void anyway (the boot id changes).
-	if err := fsx.WriteReplace(l.path(lease.Owner), append(data, '\n'), 0o644, false); err != nil {
+	if err := fsx.WriteReplace(l.path(lease.Owner), append(data, '\n'), l.Board.PrivatePerm(), false); err != nil {
 		return fmt.Errorf("write lease: %w", err)
 	}
 	return nil
@@ -270,7 +270,7 @@ func (l *Leases) guard(owner string) (unlock func(), err error) {
 	if err := os.MkdirAll(l.dir(), 0o755); err != nil {
 		return nil, fmt.Errorf("lock lease of %s: %w", owner, err)
 	}
-	unlock, err = flockLinked(l.guardPath(owner))
+	unlock, err = flockLinked(l.guardPath(owner), l.Board.PrivatePerm())
 	if err != nil {
 		return nil, fmt.Errorf("lock lease of %s: %w", owner, err)
 	}

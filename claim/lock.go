@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -182,6 +183,9 @@ type Locks struct {
 	// Proc is where this host's identity and process liveness come from
 	// (the zero value: the real system).
 	Proc proc.Env
+	// Perm is the mode of the files it creates (lock records, guards):
+	// zero means 0600, owner only (see sessions.Board.PrivatePerm).
+	Perm fs.FileMode
 
 	selfOnce sync.Once
 	self     proc.Process
@@ -205,7 +209,15 @@ func NewLocks(dir string) *Locks { return &Locks{Dir: dir} }
 // BoardLocks returns the locks of board b, in <board>/.pickup/locks, with
 // b's NoSync and clock.
 func BoardLocks(b *sessions.Board) *Locks {
-	return &Locks{Dir: filepath.Join(b.RuntimeDir(), LocksDirName), NoSync: b.NoSync, Now: b.Now}
+	return &Locks{Dir: filepath.Join(b.RuntimeDir(), LocksDirName), NoSync: b.NoSync, Now: b.Now, Perm: b.PrivatePerm()}
+}
+
+// FilePerm is the mode of the files l creates: Perm, or 0600.
+func (l *Locks) FilePerm() fs.FileMode {
+	if l.Perm == 0 {
+		return 0o600
+	}
+	return l.Perm
 }
 
 func (l *Locks) now() time.Time {

@@ -90,12 +90,12 @@ func (l *Locks) writeRecord(tmp **spare, data []byte) error {
 	}
 	s := &spare{path: l.newPrivate(), size: len(data)}
 	var err error
-	s.fd, s.id, err = createPrivate(s.path)
+	s.fd, s.id, err = createPrivate(s.path, l.FilePerm())
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 			return err
 		}
-		s.fd, s.id, err = createPrivate(s.path)
+		s.fd, s.id, err = createPrivate(s.path, l.FilePerm())
 	}
 	if err != nil {
 		return err

@@ -169,12 +169,12 @@ func (l *Locks) withGuard(name string, f func() error) error {
 	h := fnv.New32a()
 	h.Write([]byte(name))
 	guard := l.path(fmt.Sprintf("%s%02d", guardPrefix, h.Sum32()%guardStripes))
-	unlock, err := flockFile(guard)
+	unlock, err := flockFile(guard, l.FilePerm())
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 			return err
 		}
-		unlock, err = flockFile(guard)
+		unlock, err = flockFile(guard, l.FilePerm())
 	}
 	if err != nil {
 		return err

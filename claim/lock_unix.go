@@ -5,6 +5,7 @@ package claim
 import (
 	"os"
 
+	"github.com/pickup-dev/pickup/internal/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,20 +16,21 @@ import (
 // needed, and returns its release. A flock belongs to one open file, so two
 // goroutines of one process exclude each other as two processes do, and the
 // kernel drops it when its process dies.
-func flockFile(path string) (unlock func(), err error) {
-	fd, err := openLocked(path)
+func flockFile(path string, perm os.FileMode) (unlock func(), err error) {
+	fd, err := openLocked(path, perm)
 	if err != nil {
 		return nil, err
 	}
 	return func() { unix.Close(fd) }, nil
 }
 
-// openLocked opens path, creating it if needed, and waits for an exclusive
-// flock(2) on it.
-func openLocked(path string) (int, error) {
-	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CREAT|unix.O_CLOEXEC)
+// openLocked opens path, creating it with perm if needed, and waits for
+// an exclusive flock(2) on it. A link in path's place is refused, never
+// followed (O_CREAT would create its target).
+func openLocked(path string, perm os.FileMode) (int, error) {
+	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CREAT|unix.O_CLOEXEC|fsx.NoFollow, perm)
 	if err != nil {
-		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+		return -1, fsx.Explain("open", path, err, false)
 	}
 	for {
 		err = unix.Flock(fd, unix.LOCK_EX)
@@ -47,9 +49,9 @@ func openLocked(path string) (int, error) {
 // a regular file returns less than asked for only at its end, so a record
 // usually takes one read.
 func readSmall(path string, max int) ([]byte, error) {
-	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC)
+	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC|fsx.NoFollow, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, fsx.Explain("open", path, err, false)
 	}
 	defer unix.Close(fd)
 	buf := make([]byte, 0, 2048)
@@ -73,10 +75,10 @@ func readSmall(path string, max int) ([]byte, error) {
 	return buf, nil
 }
 
-// createPrivate creates path exclusively, open for reading and writing, and
-// returns its descriptor and identity.
-func createPrivate(path string) (int, fileID, error) {
-	fd, err := openRetry(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC)
+// createPrivate creates path exclusively with perm, open for reading and
+// writing, and returns its descriptor and identity.
+func createPrivate(path string, perm os.FileMode) (int, fileID, error) {
+	fd, err := openRetry(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, perm)
 	if err != nil {
 		return -1, fileID{}, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -120,9 +122,9 @@ func pathID(path string) (fileID, error) {
 
 func closeFD(fd int) { unix.Close(fd) }
 
-func openRetry(path string, flags int) (int, error) {
+func openRetry(path string, flags int, perm os.FileMode) (int, error) {
 	for {
-		fd, err := unix.Open(path, flags, 0o644)
+		fd, err := unix.Open(path, flags, uint32(perm.Perm()))
 		if err != unix.EINTR {
 			return fd, err
 		}
@@ -132,9 +134,9 @@ func openRetry(path string, flags int) (int, error) {
 // flockLinked is flockFile for a lock file that its holder may delete: it
 // takes the flock, then checks that the file it locked is still the one at
 // path, and starts again if the holder before it deleted it meanwhile.
-func flockLinked(path string) (unlock func(), err error) {
+func flockLinked(path string, perm os.FileMode) (unlock func(), err error) {
 	for {
-		fd, err := openLocked(path)
+		fd, err := openLocked(path, perm)
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +145,7 @@ func flockLinked(path string) (unlock func(), err error) {
 			unix.Close(fd)
 			return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 		}
-		if unix.Stat(path, &linked) == nil && locked.Dev == linked.Dev && locked.Ino == linked.Ino {
+		if unix.Lstat(path, &linked) == nil && locked.Dev == linked.Dev && locked.Ino == linked.Ino {
 			return func() { unix.Close(fd) }, nil
 		}
 		unix.Close(fd)

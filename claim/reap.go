@@ -197,6 +197,9 @@ func (l *Leases) reapedPath(owner, id string) string {
 
 func (l *Leases) recordReaped(r Reaped) {
 	p := l.reapedPath(r.Owner, r.ID)
+	if l.Board.CheckDir(sessions.RuntimeDirName+"/reaped/"+r.Owner) != nil {
+		return // a link: never written through
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return
 	}
@@ -206,9 +209,9 @@ func (l *Leases) recordReaped(r Reaped) {
 
 // WasReaped returns the record of owner's session id having been reaped.
 func (l *Leases) WasReaped(owner, id string) (Reaped, bool) {
-	data, err := os.ReadFile(l.reapedPath(owner, id))
-	if err != nil {
-		return Reaped{}, false
+	data, err := fsx.ReadRegular(l.reapedPath(owner, id))
+	if err != nil || l.Board.CheckDir(sessions.RuntimeDirName+"/reaped/"+owner) != nil {
+		return Reaped{}, false // none, or only through a link
 	}
 	var r Reaped
 	if json.Unmarshal(data, &r) != nil {

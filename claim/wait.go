@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -76,7 +78,17 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 	b := q.c.Board
 	// Watch before the first look, so nothing can arrive unseen between
 	// the look and the watch.
-	w, err := notify(b.StateDir(sessions.Todo, ""), b.StateDir(sessions.Done, ""))
+	dirs := []string{b.StateDir(sessions.Todo, ""), b.StateDir(sessions.Done, "")}
+	w, err := notify(dirs...)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A clone lacks empty state directories: a claimer makes them.
+		for _, d := range dirs {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return sessions.Session{}, &Error{Op: "next", Err: err}
+			}
+		}
+		w, err = notify(dirs...)
+	}
 	if err != nil {
 		return sessions.Session{}, &Error{Op: "next", Err: err}
 	}

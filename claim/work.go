@@ -268,7 +268,7 @@ func (c *Client) recordFailure(id string, attempt int, runErr error, setAside bo
 }
 
 func (c *Client) setFields(path string, fields map[string]string) error {
-	content, err := os.ReadFile(path)
+	content, err := fsx.ReadRegular(path)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -59,6 +60,12 @@ type Board struct {
 	// whatever it does; commit mode commits it here. It may be called from
 	// several goroutines at once.
 	OnEvent func(e Event, logErr error)
+
+	// surveyed: Open or Init checked the top directories and .pickup/'s
+	// entries (CheckDir need not again).
+	surveyed bool
+	unsafe   error         // what Inspect found unsafe (see Unsafe)
+	perm     atomic.Uint32 // PrivatePerm, once known
 }
 
 // Record appends e (a transition that has just happened) to the board's
@@ -74,41 +81,28 @@ func (b *Board) Record(e Event) error {
 }
 
 // Open returns the board at dir, or an error wrapping ErrNoBoard if dir
-// does not hold one. Git tracks no empty directories, so a board checked
-// out from a clone may lack an empty state directory: Open creates the
-// missing ones when dir holds the files of a committed board (the
-// .gitattributes that init writes, or the event log).
+// does not hold one. A board is a directory that `pickup init` made: one
+// with todo/, doing/ and done/, or, since git tracks no empty directories
+// and a clone may lack some, one with the .gitattributes that init writes.
+// A directory that merely holds a .gitattributes or an events.log is not
+// one. Open creates nothing: a missing state directory reads as empty and
+// is made by the first transition into it.
+//
+// Open refuses, with an *UnsafePathError (ErrUnsafePath), a board that
+// holds a symbolic link, named pipe or device where it keeps its own files
+// and directories (todo/, doing/, done/, failed/, conflicts/, .pickup/ and
+// what is directly in it, events.log, config.yaml): pickup never works
+// through one. `pickup doctor` opens such a board with Inspect to report
+// them.
 func Open(dir string) (*Board, error) {
-	abs, err := filepath.Abs(dir)
+	b, err := Inspect(dir)
 	if err != nil {
 		return nil, err
 	}
-	var missing []string
-	for _, st := range States {
-		p := filepath.Join(abs, string(st))
-		info, err := os.Stat(p)
-		switch {
-		case err == nil && info.IsDir():
-		case errors.Is(err, fs.ErrNotExist):
-			missing = append(missing, p)
-		default:
-			return nil, fmt.Errorf("%w at %s", ErrNoBoard, abs)
-		}
+	if b.unsafe != nil {
+		return nil, fmt.Errorf("open board %s: %w", b.Dir, b.unsafe)
 	}
-	if len(missing) > 0 && !isFile(filepath.Join(abs, GitattributesFile)) && !isFile(filepath.Join(abs, EventLogFile)) {
-		return nil, fmt.Errorf("%w at %s", ErrNoBoard, abs)
-	}
-	for _, p := range missing {
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return nil, fmt.Errorf("complete the board at %s: %w", abs, err)
-		}
-	}
-	return &Board{Dir: abs}, nil
-}
-
-func isFile(path string) bool {
-	info, err := os.Stat(path)
-	return err == nil && info.Mode().IsRegular()
+	return b, nil
 }
 
 // Init creates a board at dir (and its parents), or completes a partial one.
@@ -117,6 +111,10 @@ func Init(dir string) (*Board, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
+	}
+	// Refuse before creating anything: MkdirAll would follow a link.
+	if s, err := surveyTop(abs); err == nil && s.unsafe != nil {
+		return nil, fmt.Errorf("create board: %w", s.unsafe)
 	}
 	for _, sub := range []string{"todo", "doing", "done", "failed", RuntimeDirName} {
 		if err := os.MkdirAll(filepath.Join(abs, sub), 0o755); err != nil {
@@ -133,7 +131,7 @@ func Init(dir string) (*Board, error) {
 	if err := writeGitFiles(abs, true); err != nil {
 		return nil, fmt.Errorf("create board: %w", err)
 	}
-	return &Board{Dir: abs}, nil
+	return &Board{Dir: abs, surveyed: true}, nil
 }
 
 func (b *Board) now() time.Time {
@@ -197,6 +195,9 @@ func (b *Board) Locate(id string) ([]Place, error) {
 // Owners lists the owner directories under doing/.
 func (b *Board) Owners() ([]string, error) {
 	entries, err := fsx.ReadDirIno(filepath.Join(b.Dir, string(Doing)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // a clone without doing/: nobody holds anything
+	}
 	if err != nil {
 		return nil, err
 	}

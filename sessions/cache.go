@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,7 +62,7 @@ func (c *cacheIndex) len() int {
 }
 
 func (b *Board) loadCache(key string) *cacheIndex {
-	data, err := os.ReadFile(b.cachePath(key))
+	data, err := fsx.ReadRegular(b.cachePath(key))
 	if err != nil {
 		return nil
 	}
@@ -166,8 +168,10 @@ func (b *Board) saveCache(key string, list []Session) {
 // writeCache replaces the cache of key with data, a header and lines. It
 // is only a cache: a write that fails is left for the next listing.
 func (b *Board) writeCache(key string, data []byte) {
+	// Mkdir, not MkdirAll: a cache goes into an existing .pickup/ only, so
+	// that reading a fresh clone's board creates nothing.
 	dir := filepath.Dir(b.cachePath(key))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return
 	}
 	_ = fsx.WriteReplace(b.cachePath(key), data, 0o644, false)

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
 )
 
 // ConfigFile is the board's settings file, <board>/config.yaml. It is
@@ -33,9 +34,11 @@ type Config struct {
 // Config reads and checks <board>/config.yaml. A mistake in it (an
 // unknown setting, a value of the wrong kind, YAML that does not parse) is
 // a *ConfigError, matching ErrBadConfig, that lists each one with its line.
+// A link, named pipe or device in its place is refused (an
+// *UnsafePathError), never followed or waited on.
 func (b *Board) Config() (Config, error) {
 	path := filepath.Join(b.Dir, ConfigFile)
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Config{}, nil
 	}

@@ -39,8 +39,15 @@ func (b *Board) Create(m Meta, body []byte) (Session, error) {
 func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) {
 	hour := now.Format("2006-01-02_15")
 	resDir := filepath.Join(b.RuntimeDir(), "ids", hour)
-	if err := os.MkdirAll(resDir, 0o755); err != nil {
+	// The hour's directory must be the board's own, not a link; so must
+	// todo/, which a clone may lack (it holds no files there yet).
+	if err := b.CheckDir(RuntimeDirName + "/ids/" + hour); err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	for _, d := range []string{resDir, b.StateDir(Todo, "")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return Session{}, fmt.Errorf("create session: %w", err)
+		}
 	}
 	b.forgetOldReservations(now)
 	for n := 0; n < maxSameSecond; n++ {

@@ -54,12 +54,21 @@ type copyOf struct {
 // It also compares the event log with the board (see checkHistory): with
 // repair, a line torn part-way is blanked out and a move the history missed
 // gets a doctor line, so that each session's history ends where it is.
+//
+// Every symbolic link in the board, and every named pipe or device where
+// it keeps its own files, is reported (see linkFindings) and never
+// followed. While the board holds one that Open refuses (b.Unsafe), Check
+// repairs nothing.
 func (b *Board) Check(repair bool) ([]Finding, error) {
-	var out []Finding
+	out := b.linkFindings()
+	repair = repair && b.unsafe == nil
 	copies := map[string][]copyOf{}
 	scan := func(st State, owner string) error {
 		dir := b.StateDir(st, owner)
 		entries, err := fsx.ReadDirIno(dir)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrUnsafePath) {
+			return nil // nothing there, or a link: reported above
+		}
 		if err != nil {
 			return err
 		}
@@ -80,8 +89,7 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 			case strings.HasPrefix(e.Name, "."):
 				continue
 			case info.Mode()&fs.ModeSymlink != 0:
-				out = append(out, Finding{Kind: "symlink", Path: path, Message: "symlink in a state directory: never listed, moved or followed; replace it with the session file itself"})
-				continue
+				continue // reported by linkFindings
 			case info.IsDir():
 				if st != Doing || owner != "" {
 					out = append(out, Finding{Kind: "stray", Path: path, Message: "directory in a state directory: ignored"})
@@ -136,7 +144,7 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 		return nil, err
 	}
 	owners, err := b.Owners()
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrUnsafePath) {
 		return nil, err
 	}
 	for _, o := range owners {
@@ -147,7 +155,7 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 	if err := scan(Done, ""); err != nil {
 		return nil, err
 	}
-	if err := scan(Failed, ""); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := scan(Failed, ""); err != nil {
 		return nil, err
 	}
 	for id, cs := range copies {
@@ -222,13 +230,16 @@ func (b *Board) resolveDuplicate(id string, cs []copyOf, repair bool) []Finding 
 
 func (b *Board) discard(id string, c, kept copyOf, sameFile bool) string {
 	if !sameFile {
-		a, err1 := os.ReadFile(c.place.Path)
-		k, err2 := os.ReadFile(kept.place.Path)
+		a, err1 := fsx.ReadRegular(c.place.Path)
+		k, err2 := fsx.ReadRegular(kept.place.Path)
 		if err1 != nil || err2 != nil {
 			return ""
 		}
 		if !bytes.Equal(a, k) {
-			dir := filepath.Join(b.Dir, "conflicts")
+			dir := filepath.Join(b.Dir, ConflictsDirName)
+			if err := b.CheckDir(ConflictsDirName); err != nil {
+				return ""
+			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return ""
 			}

@@ -147,9 +147,9 @@ func (b *Board) eventLine(e Event) ([]byte, Event, error) {
 func appendLine(path string, line []byte, sync bool) (err error) {
 	// Raw system calls: this runs on every transition, and os.File's
 	// poller registration would double its cost.
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC|fsx.NoFollow, 0o644)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+		return fsx.Explain("open", path, err, false) // a link or pipe: refused
 	}
 	defer func() {
 		if cerr := unix.Close(fd); err == nil && cerr != nil {
@@ -215,7 +215,7 @@ func (b *Board) Events(id string) ([]Event, []BadLine, error) {
 			return nil, nil, err
 		}
 	}
-	f, err := os.Open(b.EventLogPath())
+	f, err := fsx.OpenRegular(b.EventLogPath()) // never a link's target
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}

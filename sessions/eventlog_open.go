@@ -146,7 +146,7 @@ func (l *EventLog) write(line []byte) (*logFile, uint64, error) {
 		// as a fresh open would ask it (the path names a file when it is
 		// opened), so the lock is held for the write alone.
 		var st unix.Stat_t
-		if err := unix.Stat(l.path, &st); err != nil || uint64(st.Dev) != f.dev || uint64(st.Ino) != f.ino {
+		if err := unix.Lstat(l.path, &st); err != nil || uint64(st.Dev) != f.dev || uint64(st.Ino) != f.ino {
 			s.cur = nil
 			s.drop(f)
 			if err != nil && !errors.Is(err, unix.ENOENT) {
@@ -208,9 +208,9 @@ func (f *logFile) sync(seq uint64, path string) error {
 }
 
 func openLogFile(path string) (*logFile, error) {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC|fsx.NoFollow, 0o644)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, fsx.Explain("open", path, err, false) // a link or pipe: refused
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

@@ -95,8 +95,10 @@ func (b *Board) scan(st State, owner string, validate bool) ([]Session, error) {
 	dir := b.StateDir(st, owner)
 	entries, err := fsx.ReadDirIno(dir)
 	if err != nil {
-		if (st == Doing || st == Failed) && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil // an owner's directory went away, or nothing failed yet
+		if errors.Is(err, fs.ErrNotExist) {
+			// An owner's directory went away, nothing failed yet, or a
+			// clone lacks an empty state directory: nothing there.
+			return nil, nil
 		}
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}

@@ -89,14 +89,20 @@ func fromGitFile(worktree, dotgit string) (string, bool) {
 	return worktree, true
 }
 
-// openBoard opens the board, failing with a hint to run pickup init. It
-// does not check config.yaml: most commands use board (configcheck.go).
-func (r *run) openBoard() (*sessions.Board, error) {
+// openBoard opens the board with open (sessions.Open, which refuses a link
+// or pipe inside it with exit 2 and its name, or sessions.Inspect, which
+// lets doctor report them), failing with a hint to run pickup init. It does
+// not check config.yaml: most commands use board (configcheck.go).
+//
+// inspectBoard is openBoard for doctor.
+func (r *run) inspectBoard() (*sessions.Board, error) { return r.openBoard(sessions.Inspect) }
+
+func (r *run) openBoard(open func(string) (*sessions.Board, error)) (*sessions.Board, error) {
 	dir, err := r.boardDir()
 	if err != nil {
 		return nil, err
 	}
-	b, err := sessions.Open(dir)
+	b, err := open(dir)
 	if err != nil {
 		return nil, err
 	}

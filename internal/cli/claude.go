@@ -93,6 +93,10 @@ func (r *run) initIntegration(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Before anything is made, the board included.
+	if err := checkClaudePaths(top); err != nil {
+		return err
+	}
 	out := map[string]any{"repo": top}
 	if !uninstall {
 		dir, err := r.boardDir()
@@ -174,6 +178,9 @@ func (r *run) claudeRepoTop() (string, error) {
 // Everything is checked before anything is written: an unreadable or
 // invalid settings.json changes nothing. A second install changes nothing.
 func (r *run) installClaude(top string, uninstall bool) ([]claudeChange, error) {
+	if err := checkClaudePaths(top); err != nil {
+		return nil, err
+	}
 	settings := filepath.Join(top, filepath.FromSlash(ClaudeSettingsFile))
 	plan, err := planSettings(settings, uninstall)
 	if err != nil {
@@ -188,7 +195,7 @@ func (r *run) installClaude(top string, uninstall bool) ([]claudeChange, error) 
 	var changes []claudeChange
 	for _, f := range templates.Claude() {
 		path := filepath.Join(top, filepath.FromSlash(f.Path))
-		old, err := os.ReadFile(path)
+		old, err := fsx.ReadRegular(path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err

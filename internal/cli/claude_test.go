@@ -901,11 +901,15 @@ func TestInstallClaudeReplacesOnlyPickupEntries(t *testing.T) {
 	}
 }
 
-// A settings.json that is a symlink (a dotfiles manager's) stays one.
-func TestInstallClaudeFollowsSymlink(t *testing.T) {
+// A settings.json that is a symlink (a dotfiles manager's, or one a cloned
+// repository committed to point at the user's own settings) is refused,
+// install and uninstall alike: its target stays as it was, and nothing
+// else is written.
+func TestInstallClaudeRefusesSymlink(t *testing.T) {
 	repo := clRepo(t)
 	target := filepath.Join(t.TempDir(), "settings.json")
-	if err := os.WriteFile(target, []byte("{\n  \"model\": \"opus\"\n}\n"), 0o600); err != nil {
+	const content = "{\n  \"model\": \"opus\"\n}\n"
+	if err := os.WriteFile(target, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	wtDir(t, repo, ".claude")
@@ -913,19 +917,19 @@ func TestInstallClaudeFollowsSymlink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	clInstall(t, repo, false)
-	if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
-		t.Fatalf("settings.json is no longer a symlink")
-	}
-	if info, _ := os.Stat(target); info.Mode().Perm() != 0o600 {
-		t.Errorf("mode changed to %v", info.Mode().Perm())
-	}
-	if !strings.Contains(clRead(t, target), "pickup hook post-tool-use") {
-		t.Error("the target did not get the hooks")
-	}
-	clInstall(t, repo, true)
-	if got := clRead(t, target); got != "{\n  \"model\": \"opus\"\n}\n" {
-		t.Errorf("after uninstall the target holds %q", got)
+	for _, uninstall := range []bool{false, true} {
+		r, _ := clInstallRun(repo)
+		_, err := r.installClaude(repo, uninstall)
+		var ue *sessions.UnsafePathError
+		if ExitCode(err) != ExitUsage || !errors.As(err, &ue) || ue.Path != link {
+			t.Fatalf("installClaude(uninstall=%v) through a linked settings.json = %v, want exit 2 naming %s", uninstall, err, link)
+		}
+		if got := clRead(t, target); got != content {
+			t.Errorf("the link's target changed: %q", got)
+		}
+		if _, err := os.Lstat(filepath.Join(repo, ".claude", "skills")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("skills were installed beside the refused link: %v", err)
+		}
 	}
 }
 

@@ -172,7 +172,7 @@ func (r *run) hookPostToolUse(boardDir, owner string) error {
 			return nil
 		}
 	}
-	b, err := r.openBoard() // lenient: a bad config.yaml must not block Claude Code
+	b, err := r.openBoard(sessions.Open) // lenient: a bad config.yaml must not block Claude Code
 	if errors.Is(err, sessions.ErrNoBoard) {
 		return nil // hooks installed, no board (yet): nothing to keep alive
 	}
@@ -193,15 +193,19 @@ func (r *run) hookPostToolUse(boardDir, owner string) error {
 	return err
 }
 
-// claudeTouch sets path's modification time to t, creating it if needed.
+// claudeTouch sets path's modification time to t, creating it if needed;
+// never through a link (Open checked .pickup/claude/ itself).
 func claudeTouch(path string, t time.Time) error {
+	if err := claudeCheck(path); err != nil {
+		return err
+	}
 	if err := os.Chtimes(path, t, t); err == nil {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
+	if err := fsx.WriteNew(path, nil, 0o644, false); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	return os.Chtimes(path, t, t)
@@ -217,7 +221,7 @@ type claudePidRecord struct {
 // records which session that process runs, exports the session id to the
 // Bash tool, and prints what the session holds.
 func (r *run) hookSessionStart(owner string) error {
-	b, err := r.openBoard() // lenient: a bad config.yaml must not block Claude Code
+	b, err := r.openBoard(sessions.Open) // lenient: a bad config.yaml must not block Claude Code
 	if errors.Is(err, sessions.ErrNoBoard) {
 		return nil
 	}
@@ -292,11 +296,15 @@ func (r *run) pruneClaudeRecords(b *sessions.Board) {
 }
 
 func writeClaudePid(boardDir string, rec claudePidRecord) error {
-	return writeClaudeRecord(claudePidPath(boardDir, rec.Process.PID), rec)
+	return writeClaudeRecord(boardDir, claudePidPath(boardDir, rec.Process.PID), rec)
 }
 
-// writeClaudeRecord writes rec to path whole, atomically.
-func writeClaudeRecord(path string, rec claudePidRecord) error {
+// writeClaudeRecord writes rec to path whole, atomically, owner-only (it
+// holds a process id; see sessions.Board.PrivatePerm).
+func writeClaudeRecord(boardDir, path string, rec claudePidRecord) error {
+	if err := claudeCheck(path); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -304,7 +312,19 @@ func writeClaudeRecord(path string, rec claudePidRecord) error {
 	if err != nil {
 		return err
 	}
-	return fsx.WriteReplace(path, append(data, '\n'), 0o644, false)
+	return fsx.WriteReplace(path, append(data, '\n'), sessions.RuntimePerm(boardDir), false)
+}
+
+// claudeCheck refuses a link in place of path or of its directory
+// (.pickup/claude/beats, pids or sessions; Open checked .pickup/claude).
+func claudeCheck(path string) error {
+	if err := fsx.CheckDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	if info, err := os.Lstat(path); err == nil {
+		return fsx.Unsafe(path, info.Mode(), false)
+	}
+	return nil
 }
 
 // exportSessionID appends `export CLAUDE_SESSION_ID=<id>` to the file that
@@ -375,7 +395,7 @@ func (r *run) printClaims(b *sessions.Board, owner string) error {
 // process, they stay the session's until it resumes (claude --resume) or
 // `pickup reap` finds them older than the stale period.
 func (r *run) hookSessionEnd(owner string) error {
-	b, err := r.openBoard() // lenient: a bad config.yaml must not block Claude Code
+	b, err := r.openBoard(sessions.Open) // lenient: a bad config.yaml must not block Claude Code
 	if errors.Is(err, sessions.ErrNoBoard) {
 		return nil
 	}
@@ -437,9 +457,9 @@ func (r *run) forgetPid(boardDir, owner string) {
 }
 
 func readClaudePid(path string) (claudePidRecord, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return claudePidRecord{}, false
+	data, err := fsx.ReadRegular(path)
+	if err != nil || fsx.CheckDir(filepath.Dir(path)) != nil {
+		return claudePidRecord{}, false // none, or only through a link
 	}
 	var rec claudePidRecord
 	if json.Unmarshal(data, &rec) != nil {

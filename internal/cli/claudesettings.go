@@ -18,7 +18,7 @@ import (
 // settingsPlan is the change to settings.json, computed before anything
 // is written.
 type settingsPlan struct {
-	path    string // the file to write (a symlink's target)
+	path    string // the file to write
 	old     []byte // its content when planned
 	existed bool   // whether it existed then
 	data    []byte // new content; nil with remove
@@ -32,7 +32,7 @@ func (p settingsPlan) apply(sync bool) error {
 	if p.remove || p.write {
 		// Someone (Claude Code itself, /config) may have saved the file
 		// since it was read: never overwrite that.
-		now, err := os.ReadFile(p.path)
+		now, err := fsx.ReadRegular(p.path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -58,11 +58,10 @@ func (p settingsPlan) apply(sync bool) error {
 
 // planSettings reads settings.json and computes its new content.
 func planSettings(settings string, uninstall bool) (settingsPlan, error) {
+	// A link in settings.json's place was refused (checkClaudePaths), and
+	// is never read through.
 	plan := settingsPlan{path: settings, perm: 0o644, change: claudeChange{Path: settings, Action: "unchanged"}}
-	if target, err := filepath.EvalSymlinks(settings); err == nil {
-		plan.path = target // keep a symlinked settings.json a symlink
-	}
-	data, err := os.ReadFile(plan.path)
+	data, err := fsx.ReadRegular(plan.path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return plan, err
@@ -72,7 +71,7 @@ func planSettings(settings string, uninstall bool) (settingsPlan, error) {
 		return plan, nil
 	}
 	plan.old, plan.existed = data, exists
-	if info, err := os.Stat(plan.path); err == nil {
+	if info, err := os.Lstat(plan.path); err == nil {
 		plan.perm = info.Mode().Perm()
 	}
 	root := &ojValue{kind: '{'}

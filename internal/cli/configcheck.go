@@ -21,8 +21,11 @@ import (
 // goes on has valid settings. Commands that must work on a board whose
 // settings are wrong (doctor reports them, hooks must not block Claude
 // Code) use openBoard.
-func (r *run) board() (*sessions.Board, error) {
-	b, err := r.openBoard()
+func (r *run) board() (*sessions.Board, error) { return r.boardWith(sessions.Open) }
+
+// boardWith is board, opening the board with open (see openBoard).
+func (r *run) boardWith(open func(string) (*sessions.Board, error)) (*sessions.Board, error) {
+	b, err := r.openBoard(open)
 	if err != nil {
 		return nil, err
 	}
@@ -54,8 +57,11 @@ func (r *run) readyToChange(b *sessions.Board) error {
 
 // changingBoard is board, then readyToChange: for commands that change the
 // board without a claim client (new, reap, doctor --fix).
-func (r *run) changingBoard() (*sessions.Board, error) {
-	b, err := r.board()
+func (r *run) changingBoard() (*sessions.Board, error) { return r.changingBoardWith(sessions.Open) }
+
+// changingBoardWith is changingBoard, opening the board with open.
+func (r *run) changingBoardWith(open func(string) (*sessions.Board, error)) (*sessions.Board, error) {
+	b, err := r.boardWith(open)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,8 @@ func (r *run) doctorCommand() *ucli.Command {
 			"wait forever (an id that no state holds, a cycle of depends_on), at the depends_on line;\n" +
 			"sessions whose history in events.log ends somewhere else than where they are (a move\n" +
 			"whose line a crash or a full disk lost); lines of events.log that are not events (torn\n" +
-			"part-way, or edited by hand).\n" +
+			"part-way, or edited by hand); links (and pipes) where the board keeps its own files, which\n" +
+			"every other command refuses. While such a link is there, --fix fixes nothing.\n" +
 			"--fix keeps the most advanced copy of a duplicated session (done > doing > todo), moves\n" +
 			"every discarded copy whose content differs to conflicts/ instead of deleting it,\n" +
 			"removes temporary files older than a minute, and returns the sessions of dead owners to\n" +
@@ -39,11 +40,11 @@ func (r *run) doctorCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "fix", Usage: "repair what can be repaired without losing anything"},
 		},
 		Action: func(c *ucli.Context) error {
-			// doctor reports a bad config.yaml; --fix changes the board,
-			// so like every such command it needs a good one first.
-			b, err := r.openBoard()
+			// doctor reports links and a bad config.yaml; --fix changes the
+			// board, so like every such command it needs a good config first.
+			b, err := r.inspectBoard()
 			if c.Bool("fix") {
-				b, err = r.changingBoard()
+				b, err = r.changingBoardWith(sessions.Inspect)
 			}
 			if err != nil {
 				return err
@@ -112,6 +113,9 @@ func (e exitError) ExitCode() int { return e.code }
 // whose machine rebooted): their sessions are reclaimable. With fix, their
 // sessions go back to todo/ (as pickup reap does) and the leases are removed.
 func (r *run) deadLeases(b *sessions.Board, fix bool) ([]sessions.Finding, error) {
+	if b.Unsafe() != nil {
+		return nil, nil // a link where pickup works: fix that first (reported)
+	}
 	dir := filepath.Join(b.RuntimeDir(), "leases")
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -43,6 +43,7 @@ var exitCodes = []struct {
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},
 	{sessions.ErrBadFrontmatter, ExitUsage},
+	{sessions.ErrUnsafePath, ExitUsage},
 	{claim.ErrCrossDevice, ExitError},
 	{claim.ErrClaimLost, ExitClaimLost},
 	{claim.ErrSessionNotAvailable, ExitNotAvailable},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -83,9 +84,12 @@ func joinQueue(ctx context.Context, locks *claim.Locks, key string, h claim.Lock
 		return func() {}, nil
 	}
 	dir := filepath.Join(filepath.Dir(locks.Dir), lockQueueDir)
-	f, err := os.OpenFile(filepath.Join(dir, filepath.Base(h.Path)), os.O_RDONLY|os.O_CREATE, 0o644)
+	// Never through a link in the file's place (O_CREAT would make its
+	// target); owner-only like the locks.
+	flags := os.O_RDONLY | os.O_CREATE | fsx.NoFollow
+	f, err := os.OpenFile(filepath.Join(dir, filepath.Base(h.Path)), flags, locks.FilePerm())
 	if errors.Is(err, os.ErrNotExist) && os.MkdirAll(dir, 0o755) == nil {
-		f, err = os.OpenFile(filepath.Join(dir, filepath.Base(h.Path)), os.O_RDONLY|os.O_CREATE, 0o644)
+		f, err = os.OpenFile(filepath.Join(dir, filepath.Base(h.Path)), flags, locks.FilePerm())
 	}
 	if err != nil {
 		return func() {}, nil // wait unqueued
@@ -130,7 +134,7 @@ func sweepQueues(locks *claim.Locks) {
 	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
-		f, err := os.Open(path)
+		f, err := os.OpenFile(path, os.O_RDONLY|fsx.NoFollow, 0)
 		if err != nil {
 			continue
 		}

@@ -88,7 +88,7 @@ func claudeSessionPath(boardDir, owner string) string {
 }
 
 func writeClaudeSession(boardDir string, rec claudePidRecord) error {
-	return writeClaudeRecord(claudeSessionPath(boardDir, rec.Owner), rec)
+	return writeClaudeRecord(boardDir, claudeSessionPath(boardDir, rec.Owner), rec)
 }
 
 // claudeSessionProcess returns the Claude Code process that runs owner, as

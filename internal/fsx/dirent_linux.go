@@ -25,13 +25,31 @@ func ReadDirIno(dir string) ([]DirEntry, error) {
 // them. The name is only valid during the call: nothing is allocated per
 // entry, which is what lets next look at 10,000 names in a process that
 // must start and exit in a few milliseconds.
+//
+// A link in dir's own place is not followed: that is an *UnsafePathError
+// (a link higher up is, so dir+"/." lists a directory that is a link).
 func ScanDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: dir, Err: err}
+		return linkError("open", dir, err)
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 32<<10)
+	return scanFD(fd, dir, make([]byte, 32<<10), fn)
+}
+
+// ScanSmallDir is ScanDir for a directory of a few entries (a board's top,
+// .pickup/): a small buffer, which a process that starts and exits in a
+// few milliseconds does not have to zero and collect.
+func ScanSmallDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return linkError("open", dir, err)
+	}
+	defer unix.Close(fd)
+	return scanFD(fd, dir, make([]byte, 2<<10), fn)
+}
+
+func scanFD(fd int, dir string, buf []byte, fn func(name []byte, ino uint64, typ fs.FileMode)) error {
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {

@@ -8,8 +8,12 @@ import (
 	"syscall"
 )
 
-// ReadDirIno lists dir and reports each entry's inode number.
+// ReadDirIno lists dir and reports each entry's inode number. A link in
+// dir's own place is refused, as on Linux.
 func ReadDirIno(dir string) ([]DirEntry, error) {
+	if info, err := os.Lstat(dir); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		return nil, Unsafe(dir, info.Mode(), true)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -37,4 +41,9 @@ func ScanDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) erro
 		fn([]byte(e.Name), e.Ino, e.Type)
 	}
 	return err
+}
+
+// ScanSmallDir is ScanDir (the Linux version takes a smaller buffer).
+func ScanSmallDir(dir string, fn func(name []byte, ino uint64, typ fs.FileMode)) error {
+	return ScanDir(dir, fn)
 }

@@ -17,25 +17,31 @@ import (
 // truncated while it is mapped (that would fault): map only files that are
 // replaced by rename, never rewritten in place, such as those WriteReplace
 // makes.
+//
+// Like ReadRegular, it refuses a link, named pipe or device in path's place.
+// Raw system calls (open, fstat, mmap, close): an os.File would add a poller
+// registration attempt and a second fstat on the path of every next.
 func MapFile(path string) (data []byte, release func(), err error) {
-	f, err := os.Open(path)
+	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC|NoFollow)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, explain("open", path, err, false)
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	size := info.Size()
-	if size == 0 || !info.Mode().IsRegular() {
-		data, err := os.ReadFile(path)
-		return data, func() {}, err
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil, Unsafe(path, modeOf(uint32(st.Mode)), false)
+	}
+	size := st.Size
+	if size == 0 {
+		return nil, func() {}, nil
 	}
 	if int64(int(size)) != size {
 		return nil, nil, &os.PathError{Op: "mmap", Path: path, Err: unix.EFBIG}
 	}
-	data, err = unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	data, err = unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, nil, &os.PathError{Op: "mmap", Path: path, Err: err}
 	}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/templates"
+)
+
+// A cloned repository can commit .claude/settings.json, a skill file, or
+// .claude/ itself as a symbolic link to the user's own ~/.claude or any
+// other file: `pickup init --claude` would then merge hooks into, write
+// skills into, or remove files from that target. So every path it works on
+// below the repository's top must be a real file or directory (or missing),
+// and one that is not is refused before anything is written or removed.
+
+// claudeLinkError is a link (or pipe, device) refused in .claude/.
+type claudeLinkError struct{ err error }
+
+func (e *claudeLinkError) Error() string {
+	return "set up the Claude Code integration: " + e.err.Error()
+}
+
+func (e *claudeLinkError) Unwrap() error { return e.err }
+
+func (e *claudeLinkError) Hint() string {
+	return "pickup never writes through a link in .claude/ (a repository could point it at your own ~/.claude); " +
+		"replace the link with a copy of what it points to and run the command again; nothing was changed"
+}
+
+// checkClaudePaths refuses a link, named pipe or device at .claude, its
+// settings.json, skills directory, or any skill's directory or file: one
+// lstat each, parents first.
+func checkClaudePaths(top string) error {
+	dirs := []string{".claude", ".claude/skills"}
+	files := []string{ClaudeSettingsFile}
+	for _, f := range templates.Claude() {
+		dirs = append(dirs, path.Dir(f.Path))
+		files = append(files, f.Path)
+	}
+	check := func(rel string, dir bool) error {
+		p := filepath.Join(top, filepath.FromSlash(rel))
+		info, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("set up the Claude Code integration: %w", err)
+		}
+		if err := fsx.Unsafe(p, info.Mode(), dir); err != nil {
+			return &claudeLinkError{err}
+		}
+		return nil
+	}
+	for _, d := range dirs {
+		if err := check(d, true); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if err := check(f, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
