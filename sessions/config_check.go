@@ -9,10 +9,11 @@ package sessions
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
 	"time"
 
 	"gopkg.in/yaml.v2"
@@ -59,7 +60,7 @@ func settingNames() []string {
 // ConfigLine returns the line of config.yaml that sets name, or 0 if none
 // does (or the file cannot be read): for messages about a setting.
 func (b *Board) ConfigLine(name string) int {
-	data, err := os.ReadFile(filepath.Join(b.Dir, ConfigFile))
+	data, err := fsx.ReadRegular(filepath.Join(b.Dir, ConfigFile)) // never follows a link or waits on a pipe
 	if err != nil {
 		return 0
 	}

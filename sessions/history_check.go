@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/fsx"
 	"io/fs"
 	"os"
 	"sort"
@@ -63,8 +64,10 @@ func (b *Board) checkHistory(places map[string]Place, repair bool, settle time.D
 
 // readLog reads the whole event log (nothing if there is none).
 func (b *Board) readLog() ([]byte, fs.FileInfo, error) {
-	data, err := os.ReadFile(b.EventLogPath())
-	if errors.Is(err, fs.ErrNotExist) {
+	// Never through a link or from a pipe: doctor reports those (see
+	// linkFindings), and a history read through one is not this board's.
+	data, err := fsx.ReadRegular(b.EventLogPath())
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsx.ErrUnsafe) {
 		return nil, nil, nil
 	}
 	if err != nil {
