@@ -109,8 +109,23 @@ func flagWord(t string) string {
 	return t
 }
 
-// tagsField is the index of tags among a cache line's fields.
-const tagsField = 8
+// afterTags is how many fields of a cache line follow its tags.
+const afterTags = cacheFields - 1 - dependsField + 1
+
+// tagsOf returns the tags field of a cache line. It looks from the end:
+// the fields after the tags (depends_on, problem) are short and mostly
+// empty, where a scan from the start would cross the title on every line.
+func tagsOf(line []byte) []byte {
+	end := len(line)
+	for range afterTags {
+		end = bytes.LastIndexByte(line[:max(end, 0)], '\t')
+	}
+	if end < 0 {
+		return nil // not a line walkCache passes on
+	}
+	start := bytes.LastIndexByte(line[:end], '\t') + 1
+	return line[start:end]
+}
 
 // lineMatcher matches cache lines against a filter without decoding them:
 // it compares the filter's tags, escaped as the cache escapes them, with
@@ -140,11 +155,7 @@ func (m *lineMatcher) match(line []byte) bool {
 	if m == nil {
 		return true
 	}
-	field := line
-	for range tagsField {
-		_, field, _ = bytes.Cut(field, []byte("\t"))
-	}
-	field, _, _ = bytes.Cut(field, []byte("\t"))
+	field := tagsOf(line)
 	has := func(tag []byte) bool {
 		for rest := field; len(rest) > 0; {
 			var item []byte
