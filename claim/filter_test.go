@@ -194,3 +194,33 @@ func TestWaitFilter(t *testing.T) {
 		t.Errorf("fe2 is in %s, want todo", got)
 	}
 }
+
+// TestNextFilterSeesEdits: a session whose tags were edited since the
+// listing cache saw it is judged by its file, as next judges its priority.
+func TestNextFilterSeesEdits(t *testing.T) {
+	b := pkBoard(t)
+	pkPut(t, b, sessions.Todo, "", "was-docs", sessions.Meta{Priority: sessions.High, Tags: []string{"docs"}})
+	pkPut(t, b, sessions.Todo, "", "docs", sessions.Meta{Priority: sessions.Low, Tags: []string{"docs"}})
+	if _, err := b.ScanState(sessions.Todo); err != nil { // the cache says was-docs has docs
+		t.Fatal(err)
+	}
+	// Edited in place (same inode): the cache line stands, the file says
+	// otherwise.
+	path := b.Path(sessions.Todo, "", "was-docs")
+	data := pkContent("was-docs", sessions.Meta{Priority: sessions.High, Tags: []string{"frontend", "more"}})
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sessions.NewTagFilter([]string{"docs"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pkClient(t, b, "alice")
+	s, err := c.NewQueue(claim.NextOptions{Filter: f}).Next(context.Background())
+	if err != nil || s.ID != "docs" {
+		t.Fatalf("Next --tag docs = %s, %v; want docs (was-docs lost the tag)", s.ID, err)
+	}
+	if got := pkWhere(t, b, "was-docs"); got != "todo" {
+		t.Errorf("was-docs is in %s, want todo", got)
+	}
+}

@@ -108,6 +108,9 @@ func (q *Queue) claim(ctx context.Context) (sessions.Session, moved, error) {
 			continue // claimed by someone else since the listing
 		}
 		if err == nil {
+			if !q.opts.Filter.Match(fresh) {
+				continue // its tags were edited since the listing: not wanted now
+			}
 			if sessions.Compare(fresh, s) != 0 {
 				// Edited since the listing saw it: put it back in order.
 				q.putBack(fresh)
