@@ -224,3 +224,37 @@ func TestNextFilterSeesEdits(t *testing.T) {
 		t.Errorf("was-docs is in %s, want todo", got)
 	}
 }
+
+// TestFilteredSnapshotRenews: a queue whose snapshot expired keeps it
+// without listing todo/ again when nothing arrived, though todo/ holds the
+// sessions its filter excluded: they are not new.
+func TestFilteredSnapshotRenews(t *testing.T) {
+	for _, cached := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cache=%v", cached), func(t *testing.T) {
+			b := ftBoard(t)
+			if cached {
+				if _, err := b.ScanState(sessions.Todo); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Not docs: g, which waits on dependencies (a renewal has to
+			// list then), is excluded.
+			f, err := sessions.NewTagFilter(nil, []string{"docs"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := pkClient(t, b, "alice").NewQueue(claim.NextOptions{Filter: f, Snapshot: time.Nanosecond})
+			var listings atomic.Int64
+			claim.CountListings(q, &listings)
+			for _, want := range []string{"n00", "n01", "n02"} {
+				s, err := q.Next(context.Background())
+				if err != nil || s.ID != want {
+					t.Fatalf("Next = %s, %v; want %s", s.ID, err, want)
+				}
+			}
+			if n := listings.Load(); n != 1 {
+				t.Errorf("3 claims listed todo/ %d times, want once (then renewed)", n)
+			}
+		})
+	}
+}
