@@ -3,6 +3,7 @@ package claim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pickup-dev/pickup/sessions"
@@ -49,6 +50,11 @@ func (c *Client) Explain(err error) error {
 		return err
 	}
 	be.explained = true
+	var fe *FilterError
+	var filter sessions.TagFilter
+	if errors.As(err, &fe) {
+		filter = fe.Filter // explain only the sessions the caller asked for
+	}
 	b := c.Board
 	var todo, unfinished []sessions.Session
 	for _, st := range []sessions.State{sessions.Todo, sessions.Doing, sessions.Failed} {
@@ -57,7 +63,7 @@ func (c *Client) Explain(err error) error {
 			return err // the count stands without the why
 		}
 		if st == sessions.Todo {
-			todo = list
+			todo = filter.Keep(slices.Clone(list))
 		}
 		unfinished = append(unfinished, list...)
 	}

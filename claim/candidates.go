@@ -10,43 +10,49 @@ import (
 // listing cache: one usually suffices, the rest cover lost races.
 const peekSize = 16
 
-// candidates lists todo/ in order, without the sessions that wait on
-// dependencies or whose destination holds a copy (l.conflicts), and says how
-// many waited on dependencies.
+// candidates lists todo/ in order, without the sessions that the queue's
+// filter does not match, that wait on dependencies, or whose destination
+// holds a copy (l.conflicts), and says how many waited on dependencies and
+// how many the filter excluded.
 //
 // A Queue without a snapshot takes one session per listing, so it only
 // needs the best few: it peeks at them through the listing cache, which
-// costs no file read and no allocation per session. It lists all of todo/
-// when the cache cannot answer, or when none of the best few can be taken
-// but others exist beyond them. A Queue with a snapshot keeps a lineup of
-// todo/ from the cache, whose sessions it decodes one at a time as their
-// turn comes: draining a big board, it finds most of them taken by other
-// claimers and needs only their ids.
-func (q *Queue) candidates(l *listings) (*ordered, int, error) {
+// costs no file read and no allocation per session (the filter reads only
+// each line's tags field). It lists all of todo/ when the cache cannot
+// answer, or when none of the best few can be taken but others exist beyond
+// them. A Queue with a snapshot keeps a lineup of todo/ from the cache,
+// whose sessions it decodes one at a time as their turn comes: draining a
+// big board, it finds most of them taken by other claimers and needs only
+// their ids.
+func (q *Queue) candidates(l *listings) (list *ordered, blocked, excluded int, err error) {
 	// Heal the queue first: sessions of owners whose process is gone go
 	// back to todo/. Cheap when doing/ holds no other owner with a lease.
 	leases := &Leases{Board: q.c.Board}
 	if _, err := leases.Reap(ReapOptions{OnlyDead: true, Except: q.c.Owner}); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	ready := q.depsDone()
 	b := q.c.Board
+	f := q.opts.Filter
 	switch {
 	case l.full:
 	case q.opts.Snapshot <= 0:
-		first, more, ok := b.Peek(sessions.Todo, peekSize)
+		first, more, excluded, ok := b.PeekMatching(sessions.Todo, peekSize, f)
 		if ok {
 			list, blocked := filterReady(first, l.conflicts, ready)
 			if len(list) > 0 || more == 0 {
-				return newOrdered(list), blocked, nil
+				return newOrdered(list), blocked, excluded, nil
 			}
 		}
 	default:
 		if lineup, ok := b.Lineup(sessions.Todo); ok {
 			refs := make([]int32, 0, lineup.Len())
-			blocked := 0
+			var excl []int32
+			match := lineup.Matching(f)
 			for i := range lineup.Len() {
 				switch {
+				case !match(i):
+					excl = append(excl, int32(i))
 				case len(l.conflicts) > 0 && l.conflicts[lineup.ID(i)]:
 				case !ready(lineup.DependsOn(i)):
 					blocked++
@@ -54,15 +60,31 @@ func (q *Queue) candidates(l *listings) (*ordered, int, error) {
 					refs = append(refs, int32(i))
 				}
 			}
-			return newLineupOrdered(lineup, refs), blocked, nil
+			o := newLineupOrdered(lineup, refs)
+			o.lexcl = excl
+			return o, blocked, len(excl), nil
 		}
 	}
-	list, err := b.ScanState(sessions.Todo)
+	all, err := b.ScanState(sessions.Todo)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	list, blocked := filterReady(list, l.conflicts, ready)
-	return newOrdered(list), blocked, nil
+	var excl []string
+	if !f.Empty() {
+		kept := all[:0]
+		for _, s := range all {
+			if f.Match(s) {
+				kept = append(kept, s)
+			} else {
+				excl = append(excl, s.ID)
+			}
+		}
+		all = kept
+	}
+	all, blocked = filterReady(all, l.conflicts, ready)
+	o := newOrdered(all)
+	o.vexcl = excl
+	return o, blocked, len(excl), nil
 }
 
 // depsDone returns a function that reports whether every one of a

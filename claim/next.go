@@ -22,6 +22,12 @@ type NextOptions struct {
 	// loop sets it: listing 20,000 sessions costs milliseconds, a claim
 	// microseconds.
 	Snapshot time.Duration
+	// Filter, if not empty, limits the queue to the sessions it matches
+	// (every tag of Filter.Tags, none of Filter.NotTags), in the same order
+	// as without it. Wait then wakes only for matching sessions, and a
+	// queue that finds nothing says how many sessions the filter excluded
+	// (see FilterError).
+	Filter sessions.TagFilter
 }
 
 // Queue claims the best available sessions for one owner, one per call to
@@ -102,6 +108,9 @@ func (q *Queue) claim(ctx context.Context) (sessions.Session, moved, error) {
 			continue // claimed by someone else since the listing
 		}
 		if err == nil {
+			if !q.opts.Filter.Match(fresh) {
+				continue // its tags were edited since the listing: not wanted now
+			}
 			if sessions.Compare(fresh, s) != 0 {
 				// Edited since the listing saw it: put it back in order.
 				q.putBack(fresh)
@@ -151,6 +160,9 @@ func (q *Queue) start() error {
 type listings struct {
 	empty   int // listings in a row that found nothing claimable
 	blocked int // sessions of the last listing that wait on dependencies
+	// excluded counts the sessions of the last listing that the queue's
+	// filter did not match.
+	excluded int
 	// Sessions whose destination already holds a copy (after a merge) can
 	// never be claimed until doctor repairs them: skipped for this call.
 	conflicts map[string]bool
@@ -184,14 +196,14 @@ func (q *Queue) take(l *listings) (sessions.Session, error) {
 			}
 			q.pending, l.full = nil, true // a damaged cache line
 		}
-		pending, nblocked, err := q.candidates(l)
+		pending, nblocked, nexcluded, err := q.candidates(l)
 		if err != nil {
 			return sessions.Session{}, &Error{Op: "next", Err: err}
 		}
 		if q.miss != nil && q.miss() {
 			pending = nil
 		}
-		q.pending, q.listed, q.blocked, l.blocked = pending, time.Now(), nblocked, nblocked
+		q.pending, q.listed, q.blocked, l.blocked, l.excluded = pending, time.Now(), nblocked, nblocked, nexcluded
 		if !pending.empty() {
 			l.empty = 0
 			continue
@@ -200,6 +212,9 @@ func (q *Queue) take(l *listings) (sessions.Session, error) {
 			err := ErrNothingAvailable
 			if l.blocked > 0 {
 				err = &BlockedError{Blocked: l.blocked}
+			}
+			if !q.opts.Filter.Empty() {
+				err = &FilterError{Filter: q.opts.Filter, Excluded: l.excluded, Err: err}
 			}
 			if len(l.conflicts) > 0 {
 				err = fmt.Errorf("%w: %d session(s) in todo already have a copy in doing/ (run pickup doctor)", err, len(l.conflicts))
@@ -229,6 +244,10 @@ func (q *Queue) renew() bool {
 	}
 	held := map[string]int32{}
 	q.pending.left(func(ref int32, id string) { held[id] = ref })
+	// The sessions the filter excluded are not new either: a listing
+	// would exclude them again. (One edited to match since is seen at the
+	// next listing, as an edit of a held session's priority is.)
+	q.pending.excludedIDs(func(id string) { held[id] = -1 })
 	entries, err := fsx.ReadDirIno(b.StateDir(sessions.Todo, ""))
 	if err != nil {
 		return false
@@ -243,11 +262,13 @@ func (q *Queue) renew() bool {
 		if !ok || e.Type != 0 {
 			return false // new, back, or of a type a listing has to look at
 		}
-		present[i] = true
+		if i >= 0 {
+			present[i] = true
+		}
 	}
 	ready := q.depsDone()
 	for _, ref := range held {
-		if present[ref] && !ready(q.pending.dependsOn(ref)) {
+		if ref >= 0 && present[ref] && !ready(q.pending.dependsOn(ref)) {
 			return false
 		}
 	}

@@ -37,6 +37,12 @@ type ordered struct {
 	sorted bool
 	pos    int // sorted: keys[pos:] are left
 	taken  int
+
+	// The sessions of the listing that the queue's filter excluded, kept
+	// so that renewing a snapshot does not take them for new arrivals:
+	// refs of the lineup, and ids of sessions given as values.
+	lexcl []int32
+	vexcl []string
 }
 
 // orderKey is what sessions.Compare looks at, and where the session is.
@@ -213,5 +219,19 @@ func (o *ordered) keep(keep func(ref int32) bool) {
 	o.keys = kept
 	if !o.sorted {
 		heap.Init((*keyHeap)(o))
+	}
+}
+
+// excludedIDs calls f with the id of every session the filter excluded
+// from the listing (none for a nil ordered).
+func (o *ordered) excludedIDs(f func(id string)) {
+	if o == nil {
+		return
+	}
+	for _, ref := range o.lexcl {
+		f(o.lineup.ID(int(ref)))
+	}
+	for _, id := range o.vexcl {
+		f(id)
 	}
 }

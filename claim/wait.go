@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -123,7 +124,7 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 					return sessions.Session{}, &Error{Op: "next", Err: errors.New("watcher closed")}
 				}
 				if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Write) {
-					if _, ok := sessions.IsSessionName(baseName(ev.Name)); ok {
+					if _, ok := sessions.IsSessionName(baseName(ev.Name)); ok && q.mayMatch(ev.Name) {
 						q.Invalidate()
 						break sleep
 					}
@@ -144,4 +145,26 @@ func baseName(p string) string {
 		}
 	}
 	return p
+}
+
+// mayMatch reports whether the session file at path, named by an event,
+// could give a filtered queue something to claim: any file outside todo/
+// (a dependency finishing in done/ may free a matching session), and in
+// todo/ a file that is there and that the filter matches. A filtered
+// waiter thus reads one file for an event about a session it does not
+// want, and goes back to sleep without listing todo/: it neither wakes nor
+// spins on a busy board's other work. A file gone since the event left
+// todo/, which frees nothing; one edited to match gives an event of its
+// own.
+func (q *Queue) mayMatch(path string) bool {
+	f := q.opts.Filter
+	b := q.c.Board
+	if f.Empty() || filepath.Dir(path) != filepath.Clean(b.StateDir(sessions.Todo, "")) {
+		return true
+	}
+	s, _, err := b.Read(sessions.Place{State: sessions.Todo, Path: path})
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	return err != nil || f.Match(s) // unreadable: let a listing decide
 }

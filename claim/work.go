@@ -51,6 +51,9 @@ type Pool struct {
 	// Until, if set, ends waiting at that time: no claim after it, but
 	// runs in progress finish (only stop cancels them).
 	Until time.Time
+	// Filter, if not empty, limits the pool to the sessions it matches
+	// (see NextOptions.Filter): every claim of every worker, and waiting.
+	Filter sessions.TagFilter
 	// Run works on one session. ctx is cancelled when the pool is told to
 	// stop; the session then goes back to todo/ uncounted. An error that
 	// wraps ErrNotStarted says the work could not even start: the session
@@ -101,7 +104,7 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 	}
 	// One queue for all workers: they list todo/ once between them, and
 	// no two of them try the same candidate.
-	q := p.Client.NewQueue(NextOptions{Snapshot: time.Second})
+	q := p.Client.NewQueue(NextOptions{Snapshot: time.Second, Filter: p.Filter})
 	p.queue.Store(q)
 	h := newHalting(stop)
 	defer h.cancel()

@@ -66,6 +66,8 @@ var measurements = []measurement{
 	{"next-10k-nosync", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, true, 10*time.Millisecond) }},
 	{"next-100", func(e *env) (Row, error) { return nextProcess(e, e.nextSmall, false, 3*time.Millisecond) }},
 	{"next-100-nosync", func(e *env) (Row, error) { return nextProcess(e, e.nextSmall, true, 3*time.Millisecond) }},
+	{"next-tag-10k", func(e *env) (Row, error) { return nextTagProcess(e, e.nextBig, false) }},
+	{"next-tag-10k-nosync", func(e *env) (Row, error) { return nextTagProcess(e, e.nextBig, true) }},
 	{"list-cold", func(e *env) (Row, error) { return listProcess(e, false, true) }},
 	{"list-warm", func(e *env) (Row, error) { return listProcess(e, false, false) }},
 	{"list-json-cold", func(e *env) (Row, error) { return listProcess(e, true, true) }},

@@ -121,26 +121,32 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 }
 
 func (r *run) nextCommand() *ucli.Command {
+	tf := &tagFlags{}
 	return &ucli.Command{
 		Name:      "next",
 		Usage:     "claim the best available session",
-		UsageText: "pickup next [--wait[=DUR]] [--json]",
+		UsageText: "pickup next [--wait[=DUR]] [--tag T]... [--not-tag T]... [--json]",
 		Description: "Takes the session that comes first by priority (high, medium, low), then created_at\n" +
 			"(oldest first), then id, skipping sessions whose depends_on are not all done.\n" +
 			"A lost race moves on to the next candidate. Exits 3 when nothing is available; if sessions\n" +
 			"are left that wait on dependencies, the error says what they wait on, first those that\n" +
 			"never can be taken (a dependency that does not exist, a cycle of depends_on).\n" +
 			"With --wait it blocks until a session can be claimed (a new one, a release, a reap,\n" +
-			"a dependency finishing) and exits 3 only at the timeout; --wait alone waits forever.\n\n" +
-			"Examples:\n   pickup next --json\n   pickup next --wait=10m",
-		Flags: []ucli.Flag{
+			"a dependency finishing) and exits 3 only at the timeout; --wait alone waits forever.\n" +
+			nextTagHelp + "\n\n" +
+			"Examples:\n   pickup next --json\n   pickup next --wait=10m\n   pickup next --tag docs --wait=10m",
+		Flags: append([]ucli.Flag{
 			&ucli.StringFlag{Name: "wait", Usage: "wait up to DUR for a session (--wait alone: no limit)"},
-		},
+		}, tf.flags()...),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
 				return usageError("next takes no arguments; to claim a given session use `pickup claim ID`")
 			}
 			wait, timeout, err := waitFlag(c)
+			if err != nil {
+				return err
+			}
+			filter, err := tf.filter()
 			if err != nil {
 				return err
 			}
@@ -160,11 +166,11 @@ func (r *run) nextCommand() *ucli.Command {
 					ctx, cancel = context.WithTimeout(ctx, timeout)
 					defer cancel()
 				}
-				s, err = cl.NewQueue(claim.NextOptions{}).Wait(ctx, claim.WaitOptions{})
-				err = cl.Explain(err) // once, at the timeout: not at every wake-up
+				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Wait(ctx, claim.WaitOptions{})
 			} else {
-				s, err = cl.Next(ctx)
+				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(ctx)
 			}
+			err = cl.Explain(err) // once, at the end: not at every wake-up
 			if err != nil {
 				return err
 			}

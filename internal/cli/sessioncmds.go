@@ -84,26 +84,33 @@ func (r *run) newCommand() *ucli.Command {
 }
 
 func (r *run) listCommand() *ucli.Command {
+	tf := &tagFlags{}
 	return &ucli.Command{
 		Name:      "list",
 		Aliases:   []string{"ls"},
 		Usage:     "list sessions by state, in the order next takes them",
-		UsageText: "pickup list [--state S]... [--mine] [--json]",
+		UsageText: "pickup list [--state S]... [--mine] [--tag T]... [--not-tag T]... [--json]",
 		Description: "States are todo, doing and done (default: all). A session whose frontmatter cannot be\n" +
 			"read is marked with ! and still listed; `pickup doctor` says what is wrong. A todo session\n" +
 			"whose depends_on are not all done says what it waits on (next skips it): \"(waits on ID)\"\n" +
 			"after its title, \"waits_on\": [ids] in --json; one that waits forever says why:\n" +
 			"\"(waits on ID; ID does not exist)\" or \"(waits on ID; dependency cycle A -> B -> A)\",\n" +
 			"\"waits_on_missing\" or \"waits_on_cycle\" in --json. --mine lists only what this owner holds\n" +
-			"(--owner, $PICKUP_OWNER, or the Claude Code session that runs pickup).\n\n" +
-			"Examples:\n   pickup list\n   pickup list --state todo --json\n   pickup list --mine",
-		Flags: []ucli.Flag{
+			"(--owner, $PICKUP_OWNER, or the Claude Code session that runs pickup). --tag T lists only\n" +
+			"sessions that carry T (repeat, or T1,T2: every one), --not-tag T those without it: what\n" +
+			"`pickup next` with the same flags would choose from. Filters combine.\n\n" +
+			"Examples:\n   pickup list\n   pickup list --state todo --json\n   pickup list --mine\n   pickup list --state todo --tag docs --not-tag blocked",
+		Flags: append([]ucli.Flag{
 			&ucli.StringSliceFlag{Name: "state", Aliases: []string{"s"}, Usage: "todo, doing or done (repeat for more)"},
 			&ucli.BoolFlag{Name: "mine", Usage: "only the sessions this owner holds"},
-		},
+		}, tf.flags()...),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
-				return usageError("list takes no arguments; filter with --state or --mine")
+				return usageError("list takes no arguments; filter with --state, --mine, --tag or --not-tag")
+			}
+			filter, err := tf.filter()
+			if err != nil {
+				return err
 			}
 			var states []sessions.State
 			for _, s := range c.StringSlice("state") {
@@ -129,7 +136,10 @@ func (r *run) listCommand() *ucli.Command {
 			} else if list, err = b.List(states...); err != nil {
 				return err
 			}
-			waits, err := waitingOn(b, list, len(states) == 0 && !c.Bool("mine"))
+			list = filter.Keep(list)
+			// A filtered list is not the whole board: what its sessions
+			// wait on is looked up among all unfinished ones.
+			waits, err := waitingOn(b, list, len(states) == 0 && !c.Bool("mine") && filter.Empty())
 			if err != nil {
 				return err
 			}

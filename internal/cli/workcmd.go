@@ -21,10 +21,11 @@ import (
 )
 
 func (r *run) workCommand() *ucli.Command {
+	tf := &tagFlags{}
 	return &ucli.Command{
 		Name:      "work",
 		Usage:     "run a command for each session, N at a time",
-		UsageText: "pickup work [-j N] [--max-attempts K] [--wait[=DUR]] [--grace DUR] -- CMD ARGS...",
+		UsageText: "pickup work [-j N] [--max-attempts K] [--wait[=DUR]] [--grace DUR] [--tag T]... [--not-tag T]... -- CMD ARGS...",
 		Description: "Each worker claims the next session and runs CMD with PICKUP_SESSION_ID,\n" +
 			"PICKUP_SESSION_PATH, PICKUP_OWNER and PICKUP_DIR in its environment and every {} in ARGS\n" +
 			"replaced by the session's path. Exit 0 moves the session to done/; any other exit puts\n" +
@@ -44,15 +45,18 @@ func (r *run) workCommand() *ucli.Command {
 			"Progress: one live status line on a terminal (busy workers, sessions waiting in todo/,\n" +
 			"done, failed, rate), log lines otherwise, and with --json one\n" +
 			"event object per line: {\"time\",\"event\",\"id\",\"worker\",\"attempt\",\"error\"} with event\n" +
-			"claimed, done, failed, released, set_aside or lost.\n\n" +
-			"Examples:\n   pickup work -j 4 -- ./run-session.sh {}\n   pickup work -j 2 --wait --max-attempts 3 -- claude -p \"work on the session in {}\"",
-		Flags: []ucli.Flag{
+			"claimed, done, failed, released, set_aside or lost.\n" +
+			"--tag T and --not-tag T limit every claim to the sessions that carry T (all of them, if\n" +
+			"several) and not T, as for `pickup next`; \"nothing left\" then means nothing that matches.\n\n" +
+			"Examples:\n   pickup work -j 4 -- ./run-session.sh {}\n   pickup work -j 2 --wait --max-attempts 3 -- claude -p \"work on the session in {}\"\n" +
+			"   pickup work --wait --tag docs -- claude -p \"write the docs the session in {} asks for\"",
+		Flags: append([]ucli.Flag{
 			&ucli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "how many sessions at once"},
 			&ucli.IntFlag{Name: "max-attempts", Value: claim.DefaultMaxAttempts, Usage: "failures (or reaps) before a session is set aside in failed/ (default: the board's max_attempts, else 3; 0: never)"},
 			&ucli.StringFlag{Name: "wait", Usage: "keep serving new sessions (for DUR; --wait alone: until stopped)"},
 			&ucli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "how long a stopped command may take to exit before it is killed"},
-		},
-		Action: r.work,
+		}, tf.flags()...),
+		Action: func(c *ucli.Context) error { return r.work(c, tf) },
 	}
 }
 
@@ -198,7 +202,7 @@ func (rn *runner) stopSignal(sig syscall.Signal, cancel func()) {
 	cancel()
 }
 
-func (r *run) work(c *ucli.Context) error {
+func (r *run) work(c *ucli.Context, tf *tagFlags) error {
 	argv := c.Args().Slice()
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
@@ -210,6 +214,10 @@ func (r *run) work(c *ucli.Context) error {
 		return usageError("-j must be at least 1 and --max-attempts at least 0")
 	}
 	wait, timeout, err := waitFlag(c)
+	if err != nil {
+		return err
+	}
+	filter, err := tf.filter()
 	if err != nil {
 		return err
 	}
@@ -280,7 +288,7 @@ func (r *run) work(c *ucli.Context) error {
 	}()
 	prog := newProgress(r, c.Int("jobs"))
 	pool := &claim.Pool{
-		Client: cl, Jobs: c.Int("jobs"), MaxAttempts: maxAttempts, Wait: wait, Until: until,
+		Client: cl, Jobs: c.Int("jobs"), MaxAttempts: maxAttempts, Wait: wait, Until: until, Filter: filter,
 		Run: func(ctx context.Context, _ int, s sessions.Session) error {
 			return rn.run(ctx, cl.Board, cl.Owner, s)
 		},
