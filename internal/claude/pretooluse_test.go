@@ -46,8 +46,8 @@ func TestPreToolUseDeniesBoardFiles(t *testing.T) {
 		{"MultiEdit", map[string]any{"file_path": held, "edits": []any{}}},
 		{"Write", map[string]any{"file_path": filepath.Join(f.board.Dir, "todo", "new.md"), "content": "x"}},
 		{"Write", map[string]any{"file_path": filepath.Join(f.board.Dir, "config.yaml"), "content": "x"}},
-		{"Write", map[string]any{"file_path": ".spx/sessions/done/" + id + ".md", "content": "x"}}, // relative to cwd
-		{"Write", map[string]any{"file_path": filepath.Join(link, "todo", "x.md"), "content": "x"}},  // through a link
+		{"Write", map[string]any{"file_path": ".spx/sessions/done/" + id + ".md", "content": "x"}},  // relative to cwd
+		{"Write", map[string]any{"file_path": filepath.Join(link, "todo", "x.md"), "content": "x"}}, // through a link
 		{"Edit", map[string]any{"file_path": filepath.Join(f.board.Dir, ".pickup", "leases", sessB+".json")}},
 		{"Write", map[string]any{"file_path": "/elsewhere/board/.pickup/locks/k", "content": ""}}, // another board's runtime
 		{"NotebookEdit", map[string]any{"notebook_path": filepath.Join(f.board.Dir, "todo", "n.ipynb")}},
