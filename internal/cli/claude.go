@@ -175,6 +175,7 @@ func (r *run) claudeHooks() *claude.Hooks {
 		Getenv:  r.env.Getenv,
 		Now:     r.env.Now,
 		Proc:    r.procEnv(),
+		Getwd:   r.env.Getwd,
 		Owner:   r.owner,
 		Version: version(),
 		Batch: func(b *sessions.Board) func(string) {
