@@ -133,11 +133,18 @@ func (l *Leases) reapLocked(owner string, state OwnerState, reason string, opts 
 		r := Reaped{ID: s.ID, Owner: owner, State: state, Reason: reason, At: l.now(), Attempt: s.Attempts + 1}
 		r.SetAside = max > 0 && r.Attempt >= max
 		if !opts.DryRun {
+			// Fence, rewrite and move all out of a sync's way, or none
+			// (see sessions.Board.EnterMove); the rename nests in this.
+			leave, err := l.Board.EnterMove()
+			if err != nil {
+				return out, &Error{Op: "reap", ID: s.ID, Err: err}
+			}
 			// The fence first: whoever moves the session from now on,
 			// the owner's done or release of it is told it lost.
 			l.recordReaped(r)
 			l.at("fenced", owner, s.ID)
-			err := c.reapOne(s, r)
+			err = c.reapOne(s, r)
+			leave()
 			if errors.Is(err, ErrSessionNotFound) || errors.Is(err, ErrSessionNotAvailable) {
 				continue // moved on by the owner's last pickup call
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -44,6 +45,8 @@ var exitCodes = []struct {
 	{sessions.ErrNoBoard, ExitUsage},
 	{sessions.ErrBadFrontmatter, ExitUsage},
 	{sessions.ErrUnsafePath, ExitUsage},
+	{gitx.ErrStopped, ExitUsage},           // a stopped rebase: nothing moved
+	{gitx.ErrSyncRunning, ExitLockTimeout}, // waited for a sync in vain
 	{claim.ErrCrossDevice, ExitError},
 	{claim.ErrClaimLost, ExitClaimLost},
 	{claim.ErrSessionNotAvailable, ExitNotAvailable},

@@ -267,6 +267,13 @@ func (s *Syncer) target(ctx context.Context, local string) (remote, branch strin
 // attempt is one pull --rebase and push, under the lock.
 func (s *Syncer) attempt(ctx context.Context, remote, branch string) (pushed bool, warnings []string, err error) {
 	r := s.Repo
+	// Moves of session files wait while the pull rewrites the work tree
+	// (see Gate); a move in flight finishes first.
+	open, err := (&Gate{Top: r.Top, GitDir: r.GitDir}).Close(ctx)
+	if err != nil {
+		return false, nil, err
+	}
+	defer open()
 	if s.Lock != nil {
 		unlock, err := s.Lock(ctx)
 		if err != nil {
