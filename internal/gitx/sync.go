@@ -293,7 +293,10 @@ func (s *Syncer) attempt(ctx context.Context, remote, branch string) (pushed boo
 			return false, nil, lockFailure(err)
 		}
 	}
-	out, err := r.RunLocked(ctx, "pull", "--rebase", "--autostash", "--no-recurse-submodules", remote, branch)
+	// No directory rename detection: a clone whose claims emptied todo/
+	// would have git "move" every session the remote added to todo/ into
+	// that owner's doing/ folder (reported as a conflict).
+	out, err := r.RunLocked(ctx, "-c", "merge.directoryRenames=false", "pull", "--rebase", "--autostash", "--no-recurse-submodules", remote, branch)
 	var ge *Error
 	errors.As(err, &ge)
 	if strings.Contains(out, "Applying autostash resulted in conflicts") || (ge != nil && strings.Contains(ge.Stderr, "Applying autostash resulted in conflicts")) {
