@@ -119,8 +119,11 @@ func (c *Client) shift(op, id string, from sessions.State, fromOwner string, to 
 	var e *Error
 	if (op == "release" || op == "done") && errors.As(err, &e) &&
 		(errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound)) {
-		if _, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
+		if r, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
 			e.Err = ErrClaimLost // fenced: this owner was reaped
+			if r.State == ownerSuperseded {
+				e.Err = ErrLostToEarlierClaim
+			}
 		}
 	}
 	return m, err

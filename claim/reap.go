@@ -226,3 +226,29 @@ func (l *Leases) WasReaped(owner, id string) (Reaped, bool) {
 	}
 	return r, true
 }
+
+// ownerSuperseded marks a fence that Fence recorded: the owner is alive,
+// but its claim came after another owner's.
+const ownerSuperseded OwnerState = "superseded"
+
+// Fence records that owner lost its claim on session id for reason, as a
+// reap does, so that the owner's later done, release or heartbeat of it
+// fails with ErrClaimLost. pickup doctor --fix calls it before it discards
+// the copy of a session that an owner claimed after another one had.
+func (l *Leases) Fence(owner, id, reason string) error {
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return err
+	}
+	if err := l.Board.CheckDir(sessions.RuntimeDirName + "/reaped/" + owner); err != nil {
+		return err // a link: never written through
+	}
+	p := l.reapedPath(owner, id)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(Reaped{ID: id, Owner: owner, State: ownerSuperseded, Reason: reason, At: l.now()})
+	if err != nil {
+		return err
+	}
+	return fsx.WriteReplace(p, append(data, '\n'), 0o644, !l.Board.NoSync)
+}

@@ -33,3 +33,13 @@ func (b *Board) EnterMove() (leave func(), err error) {
 	}
 	return b.git.gate.Enter()
 }
+
+// gitStopped returns a *gitx.StoppedError if the board's git work tree is
+// in the middle of a stopped operation, else nil (no lock taken).
+func (b *Board) gitStopped() error {
+	b.git.once.Do(func() { b.git.gate = gitx.FindGate(b.Dir) })
+	if b.git.gate == nil {
+		return nil
+	}
+	return b.git.gate.Stopped()
+}

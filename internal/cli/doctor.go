@@ -49,7 +49,9 @@ func (r *run) doctorCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			findings, err := b.Check(c.Bool("fix"))
+			// A session claimed twice keeps the first claim; the other
+			// owner is fenced (its done exits 6) before its copy goes.
+			findings, err := b.CheckWith(sessions.CheckOptions{Repair: c.Bool("fix"), Fence: r.leases(b).Fence})
 			if err != nil {
 				return err
 			}
