@@ -18,7 +18,7 @@ import (
 
 // Finding is one problem Check found on a board.
 type Finding struct {
-	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config, dependency, cycle, history, eventlog
+	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config, dependency, cycle, history, eventlog, git
 	ID      string `json:"id,omitempty"`
 	Path    string `json:"path"`
 	Line    int    `json:"line,omitempty"`
