@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -48,12 +50,32 @@ var (
 	ErrSyncRunning = errors.New("a pickup sync holds the work tree")
 )
 
-// Gate is the gate of one work tree.
+// Gate is the gate of one work tree. It must not be copied after first
+// use.
 type Gate struct {
 	// Top is the work tree's top directory, GitDir its git directory.
 	Top, GitDir string
 	// Wait bounds the wait for the other side (DefaultGateWait if zero).
 	Wait time.Duration
+
+	once  sync.Once
+	file  string   // GitDir/GateFile
+	marks []string // GitDir/<each of stops>
+	// clean is the modification time (ns) of GitDir when Stopped last
+	// found nothing, if that time was over a second old then; 0: none.
+	// While GitDir's time stays that, no marker was created since: one
+	// stat instead of five. (A younger time may be shared by a change made
+	// in the same clock tick, after the check: it is not trusted.)
+	clean atomic.Int64
+}
+
+func (g *Gate) init() {
+	g.once.Do(func() {
+		g.file = filepath.Join(g.GitDir, GateFile)
+		for _, s := range stops {
+			g.marks = append(g.marks, filepath.Join(g.GitDir, s.name))
+		}
+	})
 }
 
 // FindGate returns the gate of the git work tree that contains dir, or nil
@@ -130,14 +152,27 @@ func (e *StoppedError) Hint() string {
 }
 
 // Stopped returns a *StoppedError if the work tree is in the middle of a
-// stopped rebase, merge, cherry-pick or revert, else nil: a stat(2) per
-// kind.
+// stopped rebase, merge, cherry-pick or revert, else nil: a stat(2) of the
+// git directory, and one per kind when that directory changed since the
+// last check.
 func (g *Gate) Stopped() error {
-	for _, s := range stops {
-		p := filepath.Join(g.GitDir, s.name)
-		if _, err := os.Lstat(p); err == nil {
-			return &StoppedError{Top: g.Top, Op: s.op, Marker: p, cont: s.cont, abort: s.abort}
+	g.init()
+	info, err := os.Stat(g.GitDir)
+	var mtime time.Time
+	if err == nil {
+		mtime = info.ModTime()
+		if c := g.clean.Load(); c != 0 && c == mtime.UnixNano() {
+			return nil
 		}
+	}
+	var st unix.Stat_t
+	for i, s := range stops {
+		if unix.Lstat(g.marks[i], &st) == nil {
+			return &StoppedError{Top: g.Top, Op: s.op, Marker: g.marks[i], cont: s.cont, abort: s.abort}
+		}
+	}
+	if err == nil && time.Since(mtime) > time.Second {
+		g.clean.Store(mtime.UnixNano())
 	}
 	return nil
 }
@@ -170,7 +205,8 @@ func (g *Gate) wait() time.Duration {
 // enough for flock, so a user without write access to an existing file can
 // still take it.
 func (g *Gate) open() (int, error) {
-	p := filepath.Join(g.GitDir, GateFile)
+	g.init()
+	p := g.file
 	for {
 		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
 		if err == unix.EINTR {

@@ -48,11 +48,25 @@ func TestGateStopped(t *testing.T) {
 	} {
 		t.Run(tc.marker, func(t *testing.T) {
 			top, g := gateDir(t)
-			leave, err := g.Enter()
+			leave, err := g.Enter() // creates the gate file
 			if err != nil {
 				t.Fatalf("clean work tree: %v", err)
 			}
 			leave()
+			// An old git directory: the clean check is remembered, and
+			// must be forgotten when a marker appears.
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(top, ".git"), old, old); err != nil {
+				t.Fatal(err)
+			}
+			leave, err = g.Enter()
+			if err != nil {
+				t.Fatalf("clean work tree: %v", err)
+			}
+			leave()
+			if g.clean.Load() == 0 {
+				t.Fatal("the clean check of an old git directory was not remembered")
+			}
 			if err := os.Mkdir(filepath.Join(top, ".git", tc.marker), 0o755); err != nil {
 				t.Fatal(err)
 			}
