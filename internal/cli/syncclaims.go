@@ -102,6 +102,7 @@ func (w *claimWatch) moved(ctx context.Context) []movedClaim {
 			}
 			names = append(names, n)
 		}
+		sort.Strings(names)
 		return names, places
 	}
 	for k := range gone {
@@ -139,7 +140,13 @@ func (r *run) warnMoved(moved []movedClaim) {
 	var lost, twice []string
 	for _, m := range moved {
 		if m.Twice {
-			twice = append(twice, fmt.Sprintf("%s (held here by %s, now also in %s)", m.ID, m.Owner, strings.Join(m.Now, ", ")))
+			var also []string
+			for _, n := range m.Now {
+				if n != "doing/"+m.Owner {
+					also = append(also, n)
+				}
+			}
+			twice = append(twice, fmt.Sprintf("%s (held here by %s, now also in %s)", m.ID, m.Owner, strings.Join(also, ", ")))
 			continue
 		}
 		now := "is nowhere on the board any more (see conflicts/)"
