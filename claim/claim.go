@@ -119,8 +119,11 @@ func (c *Client) shift(op, id string, from sessions.State, fromOwner string, to 
 	var e *Error
 	if (op == "release" || op == "done") && errors.As(err, &e) &&
 		(errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound)) {
-		if _, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
+		if r, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
 			e.Err = ErrClaimLost // fenced: this owner was reaped
+			if r.State == ownerSuperseded {
+				e.Err = ErrLostToEarlierClaim
+			}
 		}
 	}
 	return m, err
@@ -187,22 +190,31 @@ func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 			return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: ErrSessionNotFound}
 		}
 	}
-	err := fsx.RenameNoReplace(src, dst)
+	// Never while a sync rewrites the work tree, nor on a work tree left
+	// half-rebased (see sessions.Board.EnterMove).
+	leave, err := c.Board.EnterMove()
+	if err != nil {
+		return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: err}
+	}
+	err = fsx.RenameNoReplace(src, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Either the source is gone (lost race) or dst's directory (an
 		// owner's directory in doing/) does not exist yet.
 		dstDir := filepath.Dir(dst)
 		if _, serr := os.Lstat(dstDir); errors.Is(serr, fs.ErrNotExist) && exists(src) {
 			if merr := os.MkdirAll(dstDir, 0o755); merr != nil {
+				leave()
 				return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: merr}
 			}
 			// The new directory's entry in its parent must survive too.
 			if serr := c.syncDirs(c.changed(filepath.Dir(dstDir))); serr != nil {
+				leave()
 				return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: serr}
 			}
 			err = fsx.RenameNoReplace(src, dst)
 		}
 	}
+	leave()
 	if err == nil {
 		return moved{op: op, id: id, src: src, dst: dst,
 			dstSync: c.changed(filepath.Dir(dst)), srcSync: c.changed(filepath.Dir(src))}, nil

@@ -31,6 +31,10 @@ var (
 	// and the session returned to todo); the owner may no longer finish or
 	// release it.
 	ErrClaimLost = errors.New("claim lost")
+	// ErrLostToEarlierClaim is ErrClaimLost (it matches both) for a
+	// session that two owners claimed (through a sync or a merge) and
+	// that pickup doctor --fix gave to the owner who claimed it first.
+	ErrLostToEarlierClaim = fmt.Errorf("%w to an earlier claim", ErrClaimLost)
 )
 
 // Error records a failed transition, like *os.LinkError: the operation, the

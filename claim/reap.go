@@ -133,11 +133,18 @@ func (l *Leases) reapLocked(owner string, state OwnerState, reason string, opts 
 		r := Reaped{ID: s.ID, Owner: owner, State: state, Reason: reason, At: l.now(), Attempt: s.Attempts + 1}
 		r.SetAside = max > 0 && r.Attempt >= max
 		if !opts.DryRun {
+			// Fence, rewrite and move all out of a sync's way, or none
+			// (see sessions.Board.EnterMove); the rename nests in this.
+			leave, err := l.Board.EnterMove()
+			if err != nil {
+				return out, &Error{Op: "reap", ID: s.ID, Err: err}
+			}
 			// The fence first: whoever moves the session from now on,
 			// the owner's done or release of it is told it lost.
 			l.recordReaped(r)
 			l.at("fenced", owner, s.ID)
-			err := c.reapOne(s, r)
+			err = c.reapOne(s, r)
+			leave()
 			if errors.Is(err, ErrSessionNotFound) || errors.Is(err, ErrSessionNotAvailable) {
 				continue // moved on by the owner's last pickup call
 			}
@@ -218,4 +225,30 @@ func (l *Leases) WasReaped(owner, id string) (Reaped, bool) {
 		return Reaped{}, false
 	}
 	return r, true
+}
+
+// ownerSuperseded marks a fence that Fence recorded: the owner is alive,
+// but its claim came after another owner's.
+const ownerSuperseded OwnerState = "superseded"
+
+// Fence records that owner lost its claim on session id for reason, as a
+// reap does, so that the owner's later done, release or heartbeat of it
+// fails with ErrClaimLost. pickup doctor --fix calls it before it discards
+// the copy of a session that an owner claimed after another one had.
+func (l *Leases) Fence(owner, id, reason string) error {
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return err
+	}
+	if err := l.Board.CheckDir(sessions.RuntimeDirName + "/reaped/" + owner); err != nil {
+		return err // a link: never written through
+	}
+	p := l.reapedPath(owner, id)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	data, err := json.Marshal(Reaped{ID: id, Owner: owner, State: ownerSuperseded, Reason: reason, At: l.now()})
+	if err != nil {
+		return err
+	}
+	return fsx.WriteReplace(p, append(data, '\n'), 0o644, !l.Board.NoSync)
 }

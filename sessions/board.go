@@ -66,6 +66,7 @@ type Board struct {
 	surveyed bool
 	unsafe   error         // what Inspect found unsafe (see Unsafe)
 	perm     atomic.Uint32 // PrivatePerm, once known
+	git      gitGate       // the git work tree's sync gate, once found (see EnterMove)
 }
 
 // Record appends e (a transition that has just happened) to the board's

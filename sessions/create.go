@@ -68,7 +68,12 @@ func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) 
 		}
 		f.Close()
 		path := b.Path(Todo, "", id)
+		leave, err := b.EnterMove() // not while a sync rewrites todo/
+		if err != nil {
+			return Session{}, fmt.Errorf("create session: %w", err)
+		}
 		err = fsx.WriteNew(path, content, 0o644, !b.NoSync)
+		leave()
 		if errors.Is(err, fs.ErrExist) {
 			continue // a file someone placed by hand
 		}

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,7 +18,7 @@ import (
 
 // Finding is one problem Check found on a board.
 type Finding struct {
-	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config, dependency, cycle, history, eventlog
+	Kind    string `json:"kind"` // frontmatter, unreadable, duplicate, hardlink, tempfile, symlink, stray, lease, config, dependency, cycle, history, eventlog, git
 	ID      string `json:"id,omitempty"`
 	Path    string `json:"path"`
 	Line    int    `json:"line,omitempty"`
@@ -60,7 +59,25 @@ type copyOf struct {
 // followed. While the board holds one that Open refuses (b.Unsafe), Check
 // repairs nothing.
 func (b *Board) Check(repair bool) ([]Finding, error) {
+	return b.CheckWith(CheckOptions{Repair: repair})
+}
+
+// CheckWith is Check with options. A session claimed in two doing/
+// folders keeps the claim that came first by the event log, and the other
+// owner is fenced through o.Fence before its copy goes (see decideKeep).
+// On a board whose git work tree is in the middle of a stopped rebase,
+// merge, cherry-pick or revert, it reports that (the board shows the
+// operation's state, not the branch's) and repairs nothing: with Repair it
+// fails with the *gitx.StoppedError.
+func (b *Board) CheckWith(o CheckOptions) ([]Finding, error) {
+	repair := o.Repair
 	out := b.linkFindings()
+	if stopped := b.gitStopped(); stopped != nil {
+		if repair {
+			return nil, fmt.Errorf("doctor --fix: %w", stopped)
+		}
+		out = append(out, Finding{Kind: "git", Path: b.Dir, Message: stopped.Error() + "; the findings below may be that operation's, not the branch's"})
+	}
 	repair = repair && b.unsafe == nil
 	copies := map[string][]copyOf{}
 	scan := func(st State, owner string) error {
@@ -158,14 +175,19 @@ func (b *Board) Check(repair bool) ([]Finding, error) {
 	if err := scan(Failed, ""); err != nil {
 		return nil, err
 	}
+	var histories map[string][]Event
+	histRead := false
 	for id, cs := range copies {
+		if len(cs) > 1 && !histRead {
+			histories, histRead = b.sessionHistories(), true
+		}
 		if len(cs) == 1 && cs[0].nlink > 1 {
 			out = append(out, Finding{Kind: "hardlink", ID: id, Path: cs[0].place.Path, Message: fmt.Sprintf("file has %d links (another name outside the board's states?)", cs[0].nlink)})
 		}
 		if len(cs) < 2 {
 			continue
 		}
-		out = append(out, b.resolveDuplicate(id, cs, repair)...)
+		out = append(out, b.resolveDuplicate(id, cs, replayHistory(histories[id]), o, repair)...)
 	}
 	if b.unsafe != nil {
 		// The dependency and history checks would read through the link
@@ -199,85 +221,6 @@ func rank(st State) int {
 		return 1
 	}
 	return 0
-}
-
-// resolveDuplicate reports (and with repair, resolves) a session found in
-// several places. The copy kept is the most advanced state: done, then
-// doing, then todo.
-func (b *Board) resolveDuplicate(id string, cs []copyOf, repair bool) []Finding {
-	keep := 0
-	for i, c := range cs {
-		if rank(c.place.State) > rank(cs[keep].place.State) {
-			keep = i
-		}
-	}
-	kept := cs[keep]
-	var out []Finding
-	for i, c := range cs {
-		if i == keep {
-			continue
-		}
-		f := Finding{Kind: "duplicate", ID: id, Path: c.place.Path}
-		sameFile := c.ino == kept.ino
-		if sameFile {
-			f.Kind = "hardlink"
-			f.Message = fmt.Sprintf("same file also at %s (a move was interrupted)", kept.place.Path)
-		} else {
-			f.Message = fmt.Sprintf("session also at %s", kept.place.Path)
-		}
-		if repair {
-			f.Fix = b.discard(id, c, kept, sameFile)
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
-func (b *Board) discard(id string, c, kept copyOf, sameFile bool) string {
-	if !sameFile {
-		a, err1 := fsx.ReadRegular(c.place.Path)
-		k, err2 := fsx.ReadRegular(kept.place.Path)
-		if err1 != nil || err2 != nil {
-			return ""
-		}
-		if !bytes.Equal(a, k) {
-			dir := filepath.Join(b.Dir, ConflictsDirName)
-			if err := b.CheckDir(ConflictsDirName); err != nil {
-				return ""
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return ""
-			}
-			suffix := string(c.place.State)
-			if c.place.Owner != "" {
-				suffix += "." + c.place.Owner
-			}
-			for n := 1; n < 1000; n++ {
-				name := fmt.Sprintf("%s.%s.md", id, suffix)
-				if n > 1 {
-					name = fmt.Sprintf("%s.%s.%d.md", id, suffix, n)
-				}
-				dst := filepath.Join(dir, name)
-				err := fsx.RenameNoReplace(c.place.Path, dst)
-				if errors.Is(err, fs.ErrExist) {
-					continue
-				}
-				if err != nil {
-					return ""
-				}
-				_ = b.Sync(filepath.Dir(c.place.Path), dir)
-				_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, Dst: dst, Reason: "duplicate with different content; kept " + b.place(kept.place.Path, id)})
-				return fmt.Sprintf("kept %s; moved this copy (different content) to %s", kept.place.Path, dst)
-			}
-			return ""
-		}
-	}
-	if err := os.Remove(c.place.Path); err != nil {
-		return ""
-	}
-	_ = b.Sync(filepath.Dir(c.place.Path))
-	_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, To: "removed", Reason: "identical copy; kept " + b.place(kept.place.Path, id)})
-	return fmt.Sprintf("kept %s; removed this identical copy", kept.place.Path)
 }
 
 func underlyingErr(err error) error {

@@ -84,18 +84,33 @@ func (b *Board) readLog() ([]byte, fs.FileInfo, error) {
 // shows it, ends somewhere else than where they are.
 func findGaps(places map[string]Place, events []Event) []gap {
 	sort.SliceStable(events, func(i, j int) bool { return events[i].Time.Before(events[j].Time) })
-	last := map[string]Event{}
+	arrivals := map[string][]Event{}
 	for _, e := range events {
 		// Moves of a discarded copy (to conflicts/, removed) say nothing
-		// about where the session is.
-		if isStatePlace(e.To) {
-			last[e.ID] = e
+		// about where the session is, except that it was not there: the
+		// arrivals there so far (a claim that lost to an earlier one) no
+		// longer count.
+		switch {
+		case isStatePlace(e.To):
+			arrivals[e.ID] = append(arrivals[e.ID], e)
+		case e.Op == "doctor" && isStatePlace(e.From):
+			kept := arrivals[e.ID][:0]
+			for _, a := range arrivals[e.ID] {
+				if a.To != e.From {
+					kept = append(kept, a)
+				}
+			}
+			arrivals[e.ID] = kept
 		}
 	}
 	var gaps []gap
 	for id, p := range places {
-		e, ok := last[id]
-		if ok && e.To != placeName(p) {
+		list := arrivals[id]
+		if len(list) == 0 {
+			continue
+		}
+		e := list[len(list)-1]
+		if e.To != placeName(p) {
 			gaps = append(gaps, gap{id: id, place: p, last: e.To, lastTime: e.Time})
 		}
 	}

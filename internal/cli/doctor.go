@@ -28,9 +28,13 @@ func (r *run) doctorCommand() *ucli.Command {
 			"sessions whose history in events.log ends somewhere else than where they are (a move\n" +
 			"whose line a crash or a full disk lost); lines of events.log that are not events (torn\n" +
 			"part-way, or edited by hand); links (and pipes) where the board keeps its own files, which\n" +
-			"every other command refuses. While such a link is there, --fix fixes nothing.\n" +
-			"--fix keeps the most advanced copy of a duplicated session (done > doing > todo), moves\n" +
-			"every discarded copy whose content differs to conflicts/ instead of deleting it,\n" +
+			"every other command refuses. While such a link is there, --fix fixes nothing; while the\n" +
+			"git work tree is in the middle of a stopped rebase or merge, --fix exits 2.\n" +
+			"--fix keeps the copy of a duplicated session that events.log says: of two claims (two\n" +
+			"doing/ folders) the one that came first, fencing the other owner (its done exits 6);\n" +
+			"a done/ copy unless the session was reopened since; where the history cannot tell two\n" +
+			"claims apart it moves nothing and says what to do. It moves every discarded copy whose\n" +
+			"content differs to conflicts/ instead of deleting it (a byte-identical one is removed),\n" +
 			"removes temporary files older than a minute, and returns the sessions of dead owners to\n" +
 			"todo/ (as pickup reap does) and removes their leases, appends a doctor line (with its reason)\n" +
 			"for every move the history missed, and blanks out torn lines in place (a line edited by hand is\n" +
@@ -49,7 +53,9 @@ func (r *run) doctorCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			findings, err := b.Check(c.Bool("fix"))
+			// A session claimed twice keeps the first claim; the other
+			// owner is fenced (its done exits 6) before its copy goes.
+			findings, err := b.CheckWith(sessions.CheckOptions{Repair: c.Bool("fix"), Fence: r.leases(b).Fence})
 			if err != nil {
 				return err
 			}

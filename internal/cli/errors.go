@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -44,6 +45,8 @@ var exitCodes = []struct {
 	{sessions.ErrNoBoard, ExitUsage},
 	{sessions.ErrBadFrontmatter, ExitUsage},
 	{sessions.ErrUnsafePath, ExitUsage},
+	{gitx.ErrStopped, ExitUsage},           // a stopped rebase: nothing moved
+	{gitx.ErrSyncRunning, ExitLockTimeout}, // waited for a sync in vain
 	{claim.ErrCrossDevice, ExitError},
 	{claim.ErrClaimLost, ExitClaimLost},
 	{claim.ErrSessionNotAvailable, ExitNotAvailable},
@@ -127,6 +130,8 @@ func (r *run) hint(err error) string {
 		return "run `pickup init` to create a board here, or point to one with --dir or $PICKUP_DIR"
 	case errors.Is(err, sessions.ErrInvalidID):
 		return "ids and owners use 1 to 128 characters from A-Z a-z 0-9 . _ - and start with a letter or digit, e.g. 2026-11-22_09-15-03; run `pickup list` to see the ids"
+	case errors.Is(err, claim.ErrLostToEarlierClaim):
+		return fmt.Sprintf("%s was claimed by another owner before you (a sync or merge had hidden that claim), and `pickup doctor --fix` gave it to them; your copy is in conflicts/ if it differed; do not finish it; run `pickup next` to take other work", id)
 	case errors.Is(err, claim.ErrClaimLost):
 		return fmt.Sprintf("your claim on %s was reaped (your process was gone or silent too long) and the session went back to the queue or to another owner; do not finish it; run `pickup next` to take other work", id)
 	case errors.Is(err, claim.ErrNothingAvailable):

@@ -127,6 +127,8 @@ type syncOutput struct {
 	gitx.SyncResult
 	Committed []string `json:"committed"` // pending board paths committed first
 	NoRemote  bool     `json:"no_remote,omitempty"`
+	// MovedClaims: claims of this clone that the pull took away or doubled.
+	MovedClaims []movedClaim `json:"moved_claims,omitempty"`
 }
 
 func (r *run) syncCommand() *ucli.Command {
@@ -200,16 +202,19 @@ func (r *run) syncCommand() *ucli.Command {
 				r.printf("committed %d pending board change(s); the repository has no remote, so nothing was pulled or pushed\n", len(out.Committed))
 				return nil
 			}
+			watch := newClaimWatch(repo, b) // what the pulls do to claims here
 			s := &gitx.Syncer{
 				Repo: repo, Remote: c.String("remote"), Branch: c.String("branch"),
 				Attempts: c.Int("attempts"), Delay: c.Duration("backoff"),
-				Lock: lock, Prepare: commitPending,
+				Lock: lock, Prepare: watch.prepare(commitPending),
 				Logf: func(format string, args ...any) {
 					fmt.Fprintf(r.env.Stderr, "pickup: %s\n", sanitize(fmt.Sprintf(format, args...)))
 				},
 			}
 			res, err := s.Sync(ctx)
 			out.SyncResult = res
+			out.MovedClaims = watch.moved(context.WithoutCancel(ctx))
+			r.warnMoved(out.MovedClaims)
 			if err != nil {
 				return &syncError{err: err, board: b.Dir}
 			}

@@ -267,6 +267,13 @@ func (s *Syncer) target(ctx context.Context, local string) (remote, branch strin
 // attempt is one pull --rebase and push, under the lock.
 func (s *Syncer) attempt(ctx context.Context, remote, branch string) (pushed bool, warnings []string, err error) {
 	r := s.Repo
+	// Moves of session files wait while the pull rewrites the work tree
+	// (see Gate); a move in flight finishes first.
+	open, err := (&Gate{Top: r.Top, GitDir: r.GitDir}).Close(ctx)
+	if err != nil {
+		return false, nil, err
+	}
+	defer open()
 	if s.Lock != nil {
 		unlock, err := s.Lock(ctx)
 		if err != nil {
@@ -286,7 +293,10 @@ func (s *Syncer) attempt(ctx context.Context, remote, branch string) (pushed boo
 			return false, nil, lockFailure(err)
 		}
 	}
-	out, err := r.RunLocked(ctx, "pull", "--rebase", "--autostash", "--no-recurse-submodules", remote, branch)
+	// No directory rename detection: a clone whose claims emptied todo/
+	// would have git "move" every session the remote added to todo/ into
+	// that owner's doing/ folder (reported as a conflict).
+	out, err := r.RunLocked(ctx, "-c", "merge.directoryRenames=false", "pull", "--rebase", "--autostash", "--no-recurse-submodules", remote, branch)
 	var ge *Error
 	errors.As(err, &ge)
 	if strings.Contains(out, "Applying autostash resulted in conflicts") || (ge != nil && strings.Contains(ge.Stderr, "Applying autostash resulted in conflicts")) {
