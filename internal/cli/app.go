@@ -163,28 +163,34 @@ func (r *run) addCommonFlags(cmd *ucli.Command) {
 }
 
 // resolve reads the global options from whichever level set them.
+//
+// It asks each level which of its flags were given (LocalFlagNames) rather
+// than asking IsSet of every global option: urfave/cli answers IsSet of an
+// unset flag by running a regular expression over the name of every flag
+// on every level, which cost `pickup next` about a tenth of a millisecond.
 func (r *run) resolve(c *ucli.Context) error {
 	// Outermost first, so that a flag given after the command name wins.
 	lineage := c.Lineage()
 	for i := len(lineage) - 1; i >= 0; i-- {
 		x := lineage[i]
-		if x.IsSet("dir") {
-			r.dir, r.dirSet = x.String("dir"), true
+		if x.App == nil {
+			continue // the bare context above the app's: it has no flags
 		}
-		if x.IsSet("owner") {
-			r.owner, r.ownerSet = x.String("owner"), true
-		}
-		if x.IsSet("json") && x.Bool("json") {
-			r.json = true
-		}
-		if x.IsSet("no-sync") && x.Bool("no-sync") {
-			r.noSync = true
-		}
-		if x.IsSet("pid") {
-			r.pid = x.Int("pid")
-		}
-		if x.IsSet("commit") && x.Bool("commit") {
-			r.commit = true
+		for _, name := range x.LocalFlagNames() {
+			switch name {
+			case "dir":
+				r.dir, r.dirSet = x.String("dir"), true
+			case "owner":
+				r.owner, r.ownerSet = x.String("owner"), true
+			case "json":
+				r.json = r.json || x.Bool("json")
+			case "no-sync":
+				r.noSync = r.noSync || x.Bool("no-sync")
+			case "pid":
+				r.pid = x.Int("pid")
+			case "commit":
+				r.commit = r.commit || x.Bool("commit")
+			}
 		}
 	}
 	if v := r.env.Getenv("PICKUP_NO_SYNC"); v != "" && v != "0" && v != "false" {
