@@ -151,10 +151,12 @@ func (r *run) nextCommand() *ucli.Command {
 			if err := r.register(cl); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			var s sessions.Session
 			if wait {
+				// Only a waiting next catches signals, to stop waiting
+				// cleanly: see interruptible.
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
 				if timeout > 0 {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -163,7 +165,7 @@ func (r *run) nextCommand() *ucli.Command {
 				s, err = cl.NewQueue(claim.NextOptions{}).Wait(ctx, claim.WaitOptions{})
 				err = cl.Explain(err) // once, at the timeout: not at every wake-up
 			} else {
-				s, err = cl.Next(ctx)
+				s, err = cl.Next(context.Background())
 			}
 			if err != nil {
 				return err
