@@ -133,12 +133,12 @@ func (r *run) app() *ucli.App {
 // Global options work before and after the command name.
 func (r *run) globalFlags() []ucli.Flag {
 	return []ucli.Flag{
-		stringFlag{&ucli.StringFlag{Name: "dir", Usage: "board directory (default: $PICKUP_DIR, else .spx/sessions in the main git work tree, else ./.spx/sessions)"}, namesDir},
-		stringFlag{&ucli.StringFlag{Name: "owner", Usage: "who claims (default: $PICKUP_OWNER, $CLAUDE_CODE_SESSION_ID, $CLAUDE_SESSION_ID, $CODEX_THREAD_ID, else <user>-<host>)"}, namesOwner},
-		boolFlag{&ucli.BoolFlag{Name: "json", Usage: "print one JSON object (an array for list) on stdout"}, namesJSON},
-		boolFlag{&ucli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a power loss may undo recent transitions (also $PICKUP_NO_SYNC=1)"}, namesNoSync},
-		intFlag{&ucli.IntFlag{Name: "pid", Usage: "the process whose life the owner's lease follows (default: $PICKUP_PID, else the agent or program that ran pickup)"}, namesPID},
-		boolFlag{&ucli.BoolFlag{Name: "commit", Usage: "make every transition a git commit of the board paths it moved (also $PICKUP_COMMIT=1, or commit: true in <board>/config.yaml)"}, namesCommit},
+		stringFlag{&ucli.StringFlag{Name: "dir", Usage: "board directory (default: $PICKUP_DIR, else .spx/sessions in the main git work tree, else ./.spx/sessions)"}, []string{"dir"}},
+		stringFlag{&ucli.StringFlag{Name: "owner", Usage: "who claims (default: $PICKUP_OWNER, $CLAUDE_CODE_SESSION_ID, $CLAUDE_SESSION_ID, $CODEX_THREAD_ID, else <user>-<host>)"}, []string{"owner"}},
+		boolFlag{&ucli.BoolFlag{Name: "json", Usage: "print one JSON object (an array for list) on stdout"}, []string{"json"}},
+		boolFlag{&ucli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a power loss may undo recent transitions (also $PICKUP_NO_SYNC=1)"}, []string{"no-sync"}},
+		intFlag{&ucli.IntFlag{Name: "pid", Usage: "the process whose life the owner's lease follows (default: $PICKUP_PID, else the agent or program that ran pickup)"}, []string{"pid"}},
+		boolFlag{&ucli.BoolFlag{Name: "commit", Usage: "make every transition a git commit of the board paths it moved (also $PICKUP_COMMIT=1, or commit: true in <board>/config.yaml)"}, []string{"commit"}},
 	}
 }
 
@@ -167,13 +167,6 @@ type (
 func (f stringFlag) Names() []string { return f.names }
 func (f boolFlag) Names() []string   { return f.names }
 func (f intFlag) Names() []string    { return f.names }
-
-// The names of the global flags (never modified).
-var (
-	namesDir, namesOwner, namesJSON = []string{"dir"}, []string{"owner"}, []string{"json"}
-	namesNoSync, namesPID           = []string{"no-sync"}, []string{"pid"}
-	namesCommit                     = []string{"commit"}
-)
 
 func (r *run) addCommonFlags(cmd *ucli.Command) {
 	cmd.Flags = append(cmd.Flags, r.globalFlags()...)
