@@ -96,7 +96,7 @@ func drainPair(e *env, n int, snapshot time.Duration, library drainFunc) (lib, f
 
 func drainSnapshot(e *env) (Row, error) {
 	row := Row{
-		What:   fmt.Sprintf("drain %d, %d goroutines, Queue{Snapshot: %s}, NoSync", e.drainN, e.workers, e.snapshot),
+		What:   fmt.Sprintf("drain %d, %d goroutines, Queue{Snapshot: %s}, fsync off (NoSync)", e.drainN, e.workers, e.snapshot),
 		Target: ">= 0.50 x floor",
 	}
 	lib, floor, err := drainPair(e, e.drainN, e.snapshot, drain.Library)
@@ -115,7 +115,7 @@ func drainSnapshot(e *env) (Row, error) {
 // lists todo/ on every call; with a Queue each (the drain row); and with
 // one Queue that the goroutines share, as a pool's workers do.
 func drainPlain(e *env) (Row, error) {
-	row := Row{What: fmt.Sprintf("drain %d, %d goroutines: plain Client.Next, a Queue each, one shared Queue; NoSync", e.plainN, e.workers), Result: "INFO"}
+	row := Row{What: fmt.Sprintf("drain %d, %d goroutines: plain Client.Next, a Queue each, one shared Queue; fsync off (NoSync)", e.plainN, e.workers), Result: "INFO"}
 	var figures []string
 	for _, d := range []struct {
 		name     string
@@ -277,7 +277,7 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 		cmdName = "list --json"
 	}
 	row := Row{
-		What:   fmt.Sprintf("pickup %s, %d sessions (%d todo, %d done), %s", cmdName, e.listN, e.listTodo, e.listN-e.listTodo, kind),
+		What:   fmt.Sprintf("pickup %s, %d sessions (%d todo, %d done), %s, reads only (no fsync)", cmdName, e.listN, e.listTodo, e.listN-e.listTodo, kind),
 		Target: fmt.Sprintf("<= %s, <= %d MiB", ms(limit), memLimitKiB>>10),
 	}
 	dir, err := e.bigListBoard()

@@ -123,10 +123,7 @@ func (w *waiter) wait() (int, time.Duration, error) {
 // inotify watch saw the file arrive in todo/ (the waiter's wake-up, claim
 // and output, independent of how long new takes to exit).
 func waitLatency(e *env, noSync bool) (Row, error) {
-	mode := "fsync"
-	if noSync {
-		mode = "--no-sync"
-	}
+	mode := syncLabel(noSync)
 	row := Row{
 		What:   fmt.Sprintf("pickup new exits -> idle pickup next --wait process has claimed it (its JSON line read), %s, %d trials", mode, e.trials),
 		Target: "median <= 5ms, p99 <= 50ms",
@@ -276,7 +273,7 @@ func signedMs(d time.Duration) string {
 // window. The whole process's CPU (rusage, start-up included) is given too.
 func waitIdleCPU(e *env) (Row, error) {
 	row := Row{
-		What:   fmt.Sprintf("idle pickup next --wait, CPU over %s", idleWindow),
+		What:   fmt.Sprintf("idle pickup next --wait, CPU over %s, fsync on (it writes nothing while idle)", idleWindow),
 		Target: "< 1% of a core",
 	}
 	b, err := benchkit.NewBoard(e.dir("wait-idle"))

@@ -20,10 +20,7 @@ import (
 // board of workN sessions (progress as log lines on stderr, as in a pipe),
 // and checks that done/ holds every session afterwards.
 func workDrain(e *env, noSync bool) (Row, error) {
-	mode := "fsync"
-	if noSync {
-		mode = "--no-sync"
-	}
+	mode := syncLabel(noSync)
 	row := Row{
 		What:   fmt.Sprintf("pickup work -j %d -- true, %d sessions, %s (wall time of the process)", workJobs, workN, mode),
 		Target: ">= 300 sessions/s",
