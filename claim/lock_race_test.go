@@ -223,19 +223,30 @@ func TestLockContextCancel(t *testing.T) {
 }
 
 // BenchmarkLockAcquireRelease: uncontended acquire + release through the
-// library, without fsync.
+// library, fsync off (NoSync) and on (the default: each record is fsynced
+// before it is published). Their ratio to what the filesystem allows is
+// scripts/bench's lock-lib row, which measures the floor in the same run.
 func BenchmarkLockAcquireRelease(b *testing.B) {
-	l := testLocks(b)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		unlock, err := l.Acquire(ctx, "owner/repo:issue-123")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := unlock(); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name   string
+		noSync bool
+	}{{"fsync=off", true}, {"fsync=on", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			l := testLocks(b)
+			l.NoSync = c.noSync
+			defer l.Close()
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				unlock, err := l.Acquire(ctx, "owner/repo:issue-123")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := unlock(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }

@@ -96,7 +96,7 @@ func drainPair(e *env, n int, snapshot time.Duration, library drainFunc) (lib, f
 
 func drainSnapshot(e *env) (Row, error) {
 	row := Row{
-		What:   fmt.Sprintf("drain %d, %d goroutines, Queue{Snapshot: %s}, NoSync", e.drainN, e.workers, e.snapshot),
+		What:   fmt.Sprintf("drain %d, %d goroutines, Queue{Snapshot: %s}, fsync off (NoSync)", e.drainN, e.workers, e.snapshot),
 		Target: ">= 0.50 x floor",
 	}
 	lib, floor, err := drainPair(e, e.drainN, e.snapshot, drain.Library)
@@ -115,7 +115,7 @@ func drainSnapshot(e *env) (Row, error) {
 // lists todo/ on every call; with a Queue each (the drain row); and with
 // one Queue that the goroutines share, as a pool's workers do.
 func drainPlain(e *env) (Row, error) {
-	row := Row{What: fmt.Sprintf("drain %d, %d goroutines: plain Client.Next, a Queue each, one shared Queue; NoSync", e.plainN, e.workers), Result: "INFO"}
+	row := Row{What: fmt.Sprintf("drain %d, %d goroutines: plain Client.Next, a Queue each, one shared Queue; fsync off (NoSync)", e.plainN, e.workers), Result: "INFO"}
 	var figures []string
 	for _, d := range []struct {
 		name     string
@@ -190,14 +190,10 @@ func spread(walls, cpus []time.Duration) string {
 // nextProcess times `pickup --dir B --owner o next` as a process (fork, exec,
 // wait: wall time) on a board that holds n todo sessions at every trial:
 // after each trial the claimed session is released with the library,
-// untimed. The cache is warmed by untimed calls first. The target is on the
-// median wall time.
-func nextProcess(e *env, n int, noSync bool, limit time.Duration) (Row, error) {
-	mode := "fsync"
-	if noSync {
-		mode = "--no-sync"
-	}
-	row := Row{What: fmt.Sprintf("pickup next, %d todo, %s, %d trials", n, mode, e.trials), Target: "median <= " + ms(limit)}
+// untimed. Trials are interleaved with runs of the empty Go program, and the
+// target is on the ratio of the medians.
+func nextProcess(e *env, n int, noSync bool, limit float64) (Row, error) {
+	row := Row{What: fmt.Sprintf("pickup next, %d todo, %s, %d trials", n, syncLabel(noSync), e.trials), Target: ratioTarget(limit)}
 	b, err := benchkit.NewBoard(e.dir(fmt.Sprintf("next-%d", n)))
 	if err != nil {
 		return row, err
@@ -215,41 +211,30 @@ func nextProcess(e *env, n int, noSync bool, limit time.Duration) (Row, error) {
 	if noSync {
 		args = append(args, "--no-sync")
 	}
-	trial := func() (procResult, error) {
-		r, err := runProc(e, args...)
+	run, err := interleave(e, 1, func(bin string) ([]procResult, error) {
+		r, err := runBin(e, bin, args...)
 		if err != nil {
-			return r, err
+			return nil, err
 		}
 		held, err := b.ListOwner(owner)
 		if err != nil {
-			return r, err
+			return nil, err
 		}
 		if len(held) != 1 {
-			return r, fmt.Errorf("after pickup next the owner holds %d sessions", len(held))
+			return nil, fmt.Errorf("after pickup next the owner holds %d sessions", len(held))
 		}
 		for _, s := range held {
 			if _, err := c.Release(s.ID); err != nil {
-				return r, err
+				return nil, err
 			}
 		}
-		return r, nil
+		return []procResult{r}, nil
+	})
+	if err != nil {
+		return row, err
 	}
-	for i := 0; i < 3; i++ { // warm the cache, the binary and the page cache
-		if _, err := trial(); err != nil {
-			return row, err
-		}
-	}
-	walls := make([]time.Duration, e.trials)
-	cpus := make([]time.Duration, e.trials)
-	for i := range walls {
-		r, err := trial()
-		if err != nil {
-			return row, err
-		}
-		walls[i], cpus[i] = r.wall, r.cpu
-	}
-	row.Figure = spread(walls, cpus)
-	row.Result = passIf(percentile(walls, 0.5) <= limit)
+	row.Figure = e.figure(run, []string{""})
+	row.Result = ratioResult(run, 1, limit)
 	return row, nil
 }
 
@@ -292,7 +277,7 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 		cmdName = "list --json"
 	}
 	row := Row{
-		What:   fmt.Sprintf("pickup %s, %d sessions (%d todo, %d done), %s", cmdName, e.listN, e.listTodo, e.listN-e.listTodo, kind),
+		What:   fmt.Sprintf("pickup %s, %d sessions (%d todo, %d done), %s, reads only (no fsync)", cmdName, e.listN, e.listTodo, e.listN-e.listTodo, kind),
 		Target: fmt.Sprintf("<= %s, <= %d MiB", ms(limit), memLimitKiB>>10),
 	}
 	dir, err := e.bigListBoard()

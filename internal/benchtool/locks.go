@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/pickup-dev/pickup/internal/benchtool/benchkit"
 )
@@ -27,17 +26,14 @@ func init() {
 
 // lockProcess times `pickup lock acquire K` and then `pickup lock release
 // K` as processes (fork, exec, wait: wall time), alternately, e.trials
-// times each, uncontended. The lock's holder is this driver (the process
-// that ran pickup), as an agent would be. The target is on each median.
+// times each, uncontended, interleaved with the empty Go program. The
+// lock's holder is this driver (the process that ran pickup), as an agent
+// would be. No target: the issue sets none for locks as processes; the
+// ratios say what they cost.
 func lockProcess(e *env, noSync bool) (Row, error) {
-	const limit = 5 * time.Millisecond
-	mode := "fsync"
-	if noSync {
-		mode = "--no-sync"
-	}
 	row := Row{
-		What:   fmt.Sprintf("pickup lock acquire K, then pickup lock release K, uncontended, %s, %d trials each", mode, e.trials),
-		Target: "median <= " + ms(limit) + " each",
+		What:   fmt.Sprintf("pickup lock acquire K, then pickup lock release K, uncontended, %s, %d trials each", syncLabel(noSync), e.trials),
+		Result: "INFO",
 	}
 	b, err := benchkit.NewBoard(e.dir("locks"))
 	if err != nil {
@@ -50,35 +46,28 @@ func lockProcess(e *env, noSync bool) (Row, error) {
 	}
 	acquire := append(append([]string{}, common...), "lock", "acquire", "bench:key")
 	release := append(append([]string{}, common...), "lock", "release", "bench:key")
-	var aw, ac, rw, rc []time.Duration
-	for i := 0; i < e.trials+3; i++ {
-		a, err := runProc(e, acquire...)
+	run, err := interleave(e, 2, func(bin string) ([]procResult, error) {
+		a, err := runBin(e, bin, acquire...)
 		if err != nil {
-			return row, err
+			return nil, err
 		}
-		r, err := runProc(e, release...)
-		if err != nil {
-			return row, err
-		}
-		if i >= 3 { // the first ones warm the binary and the page cache
-			aw, ac = append(aw, a.wall), append(ac, a.cpu)
-			rw, rc = append(rw, r.wall), append(rc, r.cpu)
-		}
+		r, err := runBin(e, bin, release...)
+		return []procResult{a, r}, err
+	})
+	if err != nil {
+		return row, err
 	}
-	row.Figure = fmt.Sprintf("acquire %s; release %s", spread(aw, ac), spread(rw, rc))
-	row.Result = passIf(percentile(aw, 0.5) <= limit && percentile(rw, 0.5) <= limit)
+	row.Figure = e.figure(run, []string{"acquire", "release"})
 	return row, nil
 }
 
 // heartbeatProcess times `pickup heartbeat` (renew this owner's lease) as
-// a process, e.trials times. The target is on the median.
+// a process, e.trials times, interleaved with the empty Go program. It is
+// what a hook does when its heartbeat is not throttled: the target is the
+// hooks' (2 x).
 func heartbeatProcess(e *env, noSync bool) (Row, error) {
-	const limit = 3 * time.Millisecond
-	mode := "fsync"
-	if noSync {
-		mode = "--no-sync"
-	}
-	row := Row{What: fmt.Sprintf("pickup heartbeat (renew the owner's lease), %s, %d trials", mode, e.trials), Target: "median <= " + ms(limit)}
+	const limit = 2
+	row := Row{What: fmt.Sprintf("pickup heartbeat (renew the owner's lease), %s, %d trials", syncLabel(noSync), e.trials), Target: ratioTarget(limit)}
 	b, err := benchkit.NewBoard(e.dir("heartbeat"))
 	if err != nil {
 		return row, err
@@ -88,18 +77,15 @@ func heartbeatProcess(e *env, noSync bool) (Row, error) {
 	if noSync {
 		args = append(args, "--no-sync")
 	}
-	var walls, cpus []time.Duration
-	for i := 0; i < e.trials+3; i++ {
-		r, err := runProc(e, args...)
-		if err != nil {
-			return row, err
-		}
-		if i >= 3 {
-			walls, cpus = append(walls, r.wall), append(cpus, r.cpu)
-		}
+	run, err := interleave(e, 1, func(bin string) ([]procResult, error) {
+		r, err := runBin(e, bin, args...)
+		return []procResult{r}, err
+	})
+	if err != nil {
+		return row, err
 	}
-	row.Figure = spread(walls, cpus)
-	row.Result = passIf(percentile(walls, 0.5) <= limit)
+	row.Figure = e.figure(run, []string{""})
+	row.Result = ratioResult(run, 1, limit)
 	return row, nil
 }
 
@@ -107,10 +93,11 @@ func heartbeatProcess(e *env, noSync bool) (Row, error) {
 // heartbeat is throttled (the lease was renewed less than a minute ago):
 // what Claude Code runs after nearly every tool use. The hook input comes
 // from a file, as Claude Code's pipe would give it. The target is on the
-// median.
+// ratio of the medians to the empty Go program's, interleaved. fsync is
+// on, but a throttled hook writes nothing.
 func hookThrottled(e *env) (Row, error) {
-	const limit = 5 * time.Millisecond
-	row := Row{What: fmt.Sprintf("pickup hook post-tool-use, throttled (lease renewed < 1 min ago), %d trials", e.trials), Target: "median <= " + ms(limit)}
+	const limit = 2
+	row := Row{What: fmt.Sprintf("pickup hook post-tool-use, throttled (lease renewed < 1 min ago), fsync on, %d trials", e.trials), Target: ratioTarget(limit)}
 	b, err := benchkit.NewBoard(e.dir("hook"))
 	if err != nil {
 		return row, err
@@ -121,24 +108,21 @@ func hookThrottled(e *env) (Row, error) {
 	if err := os.WriteFile(input, []byte(json), 0o644); err != nil {
 		return row, err
 	}
-	var walls, cpus []time.Duration
-	for i := 0; i < e.trials+3; i++ {
+	run, err := interleave(e, 1, func(bin string) ([]procResult, error) {
 		f, err := os.Open(input)
 		if err != nil {
-			return row, err
+			return nil, err
 		}
-		cmd := exec.Command(e.bin, "--dir", b.Dir, "hook", "post-tool-use")
+		defer f.Close()
+		cmd := exec.Command(bin, "--dir", b.Dir, "hook", "post-tool-use")
 		cmd.Stdin = f // an *os.File: no copying goroutine
 		r, err := runCmd(e, cmd)
-		f.Close()
-		if err != nil {
-			return row, err
-		}
-		if i >= 3 { // the first one renews the lease, the rest are throttled
-			walls, cpus = append(walls, r.wall), append(cpus, r.cpu)
-		}
+		return []procResult{r}, err
+	})
+	if err != nil {
+		return row, err
 	}
-	row.Figure = spread(walls, cpus)
-	row.Result = passIf(percentile(walls, 0.5) <= limit)
+	row.Figure = e.figure(run, []string{""})
+	row.Result = ratioResult(run, 1, limit)
 	return row, nil
 }

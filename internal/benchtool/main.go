@@ -62,10 +62,10 @@ var measurements = []measurement{
 	{"exec-floor", execFloor},
 	{"script-drain", scriptDrain},
 	{"kill-recover", killRecover},
-	{"next-10k", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, false, 10*time.Millisecond) }},
-	{"next-10k-nosync", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, true, 10*time.Millisecond) }},
-	{"next-100", func(e *env) (Row, error) { return nextProcess(e, e.nextSmall, false, 3*time.Millisecond) }},
-	{"next-100-nosync", func(e *env) (Row, error) { return nextProcess(e, e.nextSmall, true, 3*time.Millisecond) }},
+	{"next-10k", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, false, 4) }},
+	{"next-10k-nosync", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, true, 4) }},
+	{"next-100", func(e *env) (Row, error) { return nextProcess(e, e.nextSmall, false, 2) }},
+	{"next-100-nosync", func(e *env) (Row, error) { return nextProcess(e, e.nextSmall, true, 2) }},
 	{"next-tag-10k", func(e *env) (Row, error) { return nextTagProcess(e, e.nextBig, false) }},
 	{"next-tag-10k-nosync", func(e *env) (Row, error) { return nextTagProcess(e, e.nextBig, true) }},
 	{"list-cold", func(e *env) (Row, error) { return listProcess(e, false, true) }},
@@ -80,6 +80,7 @@ type env struct {
 	root               string // boards are made under it
 	bin                string // the pickup binary
 	goFloor            string // an empty Go program, or ""
+	base               string // a second pickup binary timed alongside bin (-base), or ""
 	workers            int
 	drainN             int
 	plainN             int
@@ -121,6 +122,7 @@ func main() {
 	}
 	e := &env{}
 	flag.StringVar(&e.bin, "bin", "", "the pickup binary to time (required; scripts/bench builds it)")
+	flag.StringVar(&e.base, "base", "", "a second pickup binary (say, built from an older commit) timed in the same rounds as -bin by the process rows, for before/after ratios")
 	flag.StringVar(&e.goFloor, "go-floor", "", "an empty Go program (internal/benchtool/gofloor), timed as the floor of any Go process (scripts/bench builds it)")
 	flag.StringVar(&e.root, "dir", "", "directory to build boards in (default: a new temporary directory, removed afterwards); its filesystem decides what fsync costs")
 	only := flag.String("only", "", "comma-separated measurements to run (default: all): "+names())
@@ -160,6 +162,11 @@ func main() {
 		fatalf("%v", err)
 	}
 	e.bin = bin
+	if e.base != "" {
+		if e.base, err = filepath.Abs(e.base); err != nil {
+			fatalf("%v", err)
+		}
+	}
 	if e.root == "" {
 		e.root, err = os.MkdirTemp("", "pickup-bench-")
 		if err != nil {

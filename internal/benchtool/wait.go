@@ -1,7 +1,7 @@
 package main
 
 // Measurements of waiting and working: `pickup next --wait` woken by
-// `pickup new`, an idle waiter's CPU, and `pickup work` draining a board.
+// `pickup new`, and an idle waiter's CPU (work.go: `pickup work` draining a board).
 // They register themselves (init below), so main.go needs no change.
 
 import (
@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -108,96 +107,6 @@ func (w *waiter) wait() (int, time.Duration, error) {
 	return w.cmd.ProcessState.ExitCode(), cpu, nil
 }
 
-// waitIdle returns once pid watches at least two directories with inotify
-// (Wait watches todo/ and done/ before its first look at the board) and
-// every thread of it sleeps: it has looked, found nothing, and blocks. On
-// systems without /proc it just sleeps a moment.
-func waitIdle(pid int) error {
-	if _, err := os.Stat("/proc/self/fdinfo"); err != nil {
-		time.Sleep(200 * time.Millisecond)
-		return nil
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if inotifyWatches(pid) >= 2 && allSleeping(pid) {
-			// Sleeping threads could still be between two steps of the
-			// first look (a page fault, a preemption): take it twice.
-			time.Sleep(5 * time.Millisecond)
-			if allSleeping(pid) {
-				return nil
-			}
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return fmt.Errorf("pickup next --wait (pid %d) did not settle into waiting within 10s", pid)
-}
-
-// inotifyWatches counts the inotify watches pid holds.
-func inotifyWatches(pid int) int {
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, fd := range fds {
-		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err != nil || target != "anon_inode:inotify" {
-			continue
-		}
-		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
-		if err != nil {
-			continue
-		}
-		n += strings.Count(string(info), "inotify wd:")
-	}
-	return n
-}
-
-// allSleeping reports whether every thread of pid is in state S.
-func allSleeping(pid int) bool {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil || len(tasks) == 0 {
-		return false
-	}
-	for _, task := range tasks {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-		if err != nil {
-			return false
-		}
-		// pid (comm) state ...: comm may hold spaces; state follows the last ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 || i+2 >= len(stat) || stat[i+2] != 'S' {
-			return false
-		}
-	}
-	return true
-}
-
-// procCPU returns pid's user+system time from /proc/PID/stat.
-func procCPU(pid int) (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
-	}
-	f := strings.Fields(string(stat[i+1:]))
-	// After the comm: state(0) ppid pgrp session tty tpgid flags minflt
-	// cminflt majflt cmajflt utime(11) stime(12).
-	if len(f) < 13 {
-		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("cannot parse /proc/%d/stat", pid)
-	}
-	const clkTck = 100 // USER_HZ: 100 on every Linux architecture Go supports
-	return time.Duration(ut+st) * time.Second / clkTck, nil
-}
-
 // --- 4a. new -> an idle next --wait has claimed it ---------------------------
 
 // waitLatency times, over e.trials trials, how long after `pickup new`
@@ -214,10 +123,7 @@ func procCPU(pid int) (time.Duration, error) {
 // inotify watch saw the file arrive in todo/ (the waiter's wake-up, claim
 // and output, independent of how long new takes to exit).
 func waitLatency(e *env, noSync bool) (Row, error) {
-	mode := "fsync"
-	if noSync {
-		mode = "--no-sync"
-	}
+	mode := syncLabel(noSync)
 	row := Row{
 		What:   fmt.Sprintf("pickup new exits -> idle pickup next --wait process has claimed it (its JSON line read), %s, %d trials", mode, e.trials),
 		Target: "median <= 5ms, p99 <= 50ms",
@@ -367,7 +273,7 @@ func signedMs(d time.Duration) string {
 // window. The whole process's CPU (rusage, start-up included) is given too.
 func waitIdleCPU(e *env) (Row, error) {
 	row := Row{
-		What:   fmt.Sprintf("idle pickup next --wait, CPU over %s", idleWindow),
+		What:   fmt.Sprintf("idle pickup next --wait, CPU over %s, fsync on (it writes nothing while idle)", idleWindow),
 		Target: "< 1% of a core",
 	}
 	b, err := benchkit.NewBoard(e.dir("wait-idle"))
@@ -408,56 +314,5 @@ func waitIdleCPU(e *env) (Row, error) {
 	row.Figure = fmt.Sprintf("%.2f%% of a core (%s of CPU in %s, clock ticks of 10ms); whole process %s of CPU",
 		share, ms(idle), ms(window), ms(total))
 	row.Result = passIf(share < 1)
-	return row, nil
-}
-
-// --- 4c. pickup work drains a board ------------------------------------------
-
-// workDrain times the whole `pickup work -j N -- true` process draining a
-// board of workN sessions (progress as log lines on stderr, as in a pipe),
-// and checks that done/ holds every session afterwards.
-func workDrain(e *env, noSync bool) (Row, error) {
-	mode := "fsync"
-	if noSync {
-		mode = "--no-sync"
-	}
-	row := Row{
-		What:   fmt.Sprintf("pickup work -j %d -- true, %d sessions, %s (wall time of the process)", workJobs, workN, mode),
-		Target: ">= 300 sessions/s",
-	}
-	b, err := benchkit.NewBoard(e.dir("work-drain"))
-	if err != nil {
-		return row, err
-	}
-	defer e.remove(b.Dir)
-	if _, err := benchkit.Fill(b, sessions.Todo, "", 0, workN); err != nil {
-		return row, err
-	}
-	if _, err := b.ListState(sessions.Todo, false); err != nil { // warm the cache
-		return row, err
-	}
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		return row, err
-	}
-	args := []string{"--dir", b.Dir, "--owner", "bench-work", "work", "-j", strconv.Itoa(workJobs), "--max-attempts", "1"}
-	if noSync {
-		args = append(args, "--no-sync")
-	}
-	r, err := runProc(e, append(args, "--", truePath)...)
-	if err != nil {
-		return row, err
-	}
-	done, err := os.ReadDir(b.StateDir(sessions.Done, ""))
-	if err != nil {
-		return row, err
-	}
-	if len(done) != workN {
-		left, _ := filepath.Glob(filepath.Join(b.Dir, "*", "*.md"))
-		return row, fmt.Errorf("after pickup work done/ holds %d sessions, want %d (%d elsewhere)", len(done), workN, len(left))
-	}
-	rate := float64(workN) / r.wall.Seconds()
-	row.Figure = fmt.Sprintf("%s sessions/s (%s for %d; CPU %s)", count(rate), ms(r.wall), workN, ms(r.cpu))
-	row.Result = passIf(rate >= 300)
 	return row, nil
 }

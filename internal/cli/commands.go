@@ -159,10 +159,12 @@ func (r *run) nextCommand() *ucli.Command {
 			if err := r.register(cl); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			var s sessions.Session
 			if wait {
+				// Only a waiting next catches signals, to stop waiting
+				// cleanly: see interruptible.
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
 				if timeout > 0 {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -170,7 +172,7 @@ func (r *run) nextCommand() *ucli.Command {
 				}
 				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Wait(ctx, claim.WaitOptions{})
 			} else {
-				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(ctx)
+				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(context.Background())
 			}
 			err = cl.Explain(err) // once, at the end: not at every wake-up
 			if err != nil {
