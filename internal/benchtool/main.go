@@ -90,6 +90,7 @@ type env struct {
 	devnull            *os.File
 	seq                int
 	listBoard          string
+	before             string // another pickup binary for the list rows, or ""
 }
 
 // dir returns a new empty directory under root.
@@ -133,6 +134,7 @@ func main() {
 	flag.IntVar(&e.listTodo, "list-todo", 10000, "of which in todo/ (the rest are in done/)")
 	flag.IntVar(&e.listRuns, "list-runs", 5, "timed `pickup list` processes per warm-cache row (the median is reported)")
 	flag.IntVar(&e.coldRuns, "cold-runs", 3, "timed `pickup list` processes per cold-cache row")
+	flag.StringVar(&e.before, "before", "", "another pickup binary (say, built at the commit before a change) that the list rows also time, alternating with -bin, on the same board")
 	quick := flag.Bool("quick", false, "small sizes, to check the harness itself (figures are not comparable to the targets)")
 	strict := flag.Bool("strict", false, "exit 1 if any target is missed")
 	flag.BoolVar(&e.keep, "keep", false, "keep the boards (under -dir)")
@@ -158,6 +160,11 @@ func main() {
 		fatalf("%v", err)
 	}
 	e.bin = bin
+	if e.before != "" {
+		if e.before, err = filepath.Abs(e.before); err != nil {
+			fatalf("%v", err)
+		}
+	}
 	if e.root == "" {
 		e.root, err = os.MkdirTemp("", "pickup-bench-")
 		if err != nil {
