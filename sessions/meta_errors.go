@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,7 +15,8 @@ import (
 // yamlError turns a YAML error into one that names the line in the file.
 // yaml counts lines from the first line after "---"; some of its errors
 // (control characters, bad UTF-8, bad base64) name no line at all, and then
-// the first line whose prefix no longer parses is the culprit.
+// the first line with bytes yaml refuses, else the first line whose prefix
+// no longer parses, is the culprit.
 func yamlError(body []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	if rest, ok := strings.CutPrefix(msg, "unmarshal errors:\n"); ok {
@@ -31,15 +33,29 @@ func yamlError(body []byte, err error) error {
 		return errors.New(msg)
 	}
 	lines := bytes.SplitAfter(body, []byte("\n"))
-	end := 0
 	for i, l := range lines {
-		end += len(l)
-		var v any
-		if yaml.Unmarshal(body[:end], &v) != nil || !utf8.Valid(l) || hasControl(l) {
+		if !utf8.Valid(l) || hasControl(l) {
 			return fmt.Errorf("line %d: %s", i+2, msg)
 		}
 	}
-	return fmt.Errorf("line 2: %s", msg)
+	// Else the first line whose prefix no longer parses, found by
+	// bisection: a frontmatter of 64 KiB can have thousands of lines, and
+	// parsing every prefix in turn took a minute.
+	ends := make([]int, len(lines)) // ends[i]: where line i ends in body
+	for i, l := range lines {
+		ends[i] = len(l)
+		if i > 0 {
+			ends[i] += ends[i-1]
+		}
+	}
+	i := sort.Search(len(lines), func(i int) bool {
+		var v any
+		return yaml.Unmarshal(body[:ends[i]], &v) != nil
+	})
+	if i == len(lines) {
+		i = 0
+	}
+	return fmt.Errorf("line %d: %s", i+2, msg)
 }
 
 // renumberLines adds one to the number in every "line N" of msg, and

@@ -8,21 +8,21 @@ import (
 	"strings"
 )
 
-// The frontmatter's extent: where it starts and ends in a file, read
-// without reading past its closing line (and never more than
-// MaxFrontmatter), with the errors that name the line for frontmatter
-// that is never closed or too long. adrg/frontmatter, which decodes it,
-// reads a stream to its end and reports neither case (it answers "not
-// found"), so it is given a reader over exactly this block: see decodeHead.
+// readHead reads the frontmatter block at the start of r, delimiters
+// included, and nothing after it. It returns errNoFrontmatter (with the first
+// line, for a title) when the file does not start with "---".
+//
+// This is the bounded reader that adrg/frontmatter, which decodes the
+// block, is given: it reads its input to the end (a session's whole body),
+// and answers "not found" both for a file without frontmatter and for one
+// that is never closed, naming no line. readHead reads no further than the
+// closing line, and never more than MaxFrontmatter, and its errors name
+// the line.
 //
 // A file has frontmatter when its first line (after an optional
 // byte-order mark) is "---", trailing blanks allowed; the block ends at
 // the next line that is "---" or YAML's document end "...", again with
 // trailing blanks only.
-
-// readHead reads the frontmatter block at the start of r, delimiters
-// included, and nothing after it. It returns errNoFrontmatter (with the first
-// line, for a title) when the file does not start with "---".
 func readHead(r io.Reader) (head []byte, firstLine string, err error) {
 	br := bufio.NewReaderSize(r, headBufSize)
 	var buf bytes.Buffer
