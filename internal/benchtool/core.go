@@ -280,10 +280,10 @@ func (e *env) bigListBoard() (string, error) {
 // listProcess times `pickup list` (with --json if asJSON) of the big board,
 // output to /dev/null, and reads the child's peak RSS. cold deletes
 // <board>/.pickup/cache before each run (the OS page cache stays warm); warm
-// runs once untimed first so that the cache is there. With -before, a
-// second binary is timed the same way on the same board, its runs
-// alternating with the others', so that both see the same machine: the
-// figure then gives both and their ratio.
+// runs once untimed first so that the cache is there. With -base, that
+// binary is timed the same way on the same board, its runs alternating
+// with -bin's, so that both see the same machine: the figure then gives
+// both and their ratio.
 func listProcess(e *env, asJSON, cold bool) (Row, error) {
 	limit, memLimitKiB := 500*time.Millisecond, int64(200<<10)
 	kind := "warm cache"
@@ -308,9 +308,10 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 	}
 	cache := filepath.Join(dir, sessions.RuntimeDirName, "cache")
 	bins := []string{e.bin}
-	if e.before != "" {
-		bins = append(bins, e.before)
+	if e.base != "" {
+		bins = append(bins, e.base)
 	}
+	runBin := func(bin string) (procResult, error) { return runCmd(e, exec.Command(bin, args...)) }
 	runs := e.listRuns
 	if cold {
 		runs = e.coldRuns
@@ -325,11 +326,11 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 				return row, err
 			}
 			if !cold {
-				if _, err := runBin(e, bin, args...); err != nil {
+				if _, err := runBin(bin); err != nil {
 					return row, err
 				}
 			}
-			r, err := runBin(e, bin, args...)
+			r, err := runBin(bin)
 			if err != nil {
 				return row, err
 			}
@@ -344,7 +345,7 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 			return row, err
 		}
 		if !cold {
-			if _, err := runBin(e, bin, args...); err != nil {
+			if _, err := runBin(bin); err != nil {
 				return row, err
 			}
 		}
@@ -363,12 +364,12 @@ func listProcess(e *env, asJSON, cold bool) (Row, error) {
 				result = "MISS"
 			}
 		} else {
-			fig = "before (" + filepath.Base(bin) + "): " + fig
+			fig = "-base " + filepath.Base(bin) + ": " + fig
 		}
 		figs = append(figs, fig)
 	}
 	if len(medians) == 2 {
-		figs = append(figs, fmt.Sprintf("%.2f x before", float64(medians[0])/float64(medians[1])))
+		figs = append(figs, fmt.Sprintf("%.2f x -base", float64(medians[0])/float64(medians[1])))
 	}
 	if cold {
 		if err := os.RemoveAll(cache); err != nil {

@@ -78,6 +78,7 @@ type env struct {
 	root               string // boards are made under it
 	bin                string // the pickup binary
 	goFloor            string // an empty Go program, or ""
+	base               string // a second pickup binary timed alongside bin (-base), or ""
 	workers            int
 	drainN             int
 	plainN             int
@@ -90,7 +91,6 @@ type env struct {
 	devnull            *os.File
 	seq                int
 	listBoard          string
-	before             string // another pickup binary for the list rows, or ""
 }
 
 // dir returns a new empty directory under root.
@@ -120,6 +120,7 @@ func main() {
 	}
 	e := &env{}
 	flag.StringVar(&e.bin, "bin", "", "the pickup binary to time (required; scripts/bench builds it)")
+	flag.StringVar(&e.base, "base", "", "a second pickup binary (say, built from an older commit) timed in the same rounds as -bin by the process rows, for before/after ratios")
 	flag.StringVar(&e.goFloor, "go-floor", "", "an empty Go program (internal/benchtool/gofloor), timed as the floor of any Go process (scripts/bench builds it)")
 	flag.StringVar(&e.root, "dir", "", "directory to build boards in (default: a new temporary directory, removed afterwards); its filesystem decides what fsync costs")
 	only := flag.String("only", "", "comma-separated measurements to run (default: all): "+names())
@@ -134,7 +135,6 @@ func main() {
 	flag.IntVar(&e.listTodo, "list-todo", 10000, "of which in todo/ (the rest are in done/)")
 	flag.IntVar(&e.listRuns, "list-runs", 5, "timed `pickup list` processes per warm-cache row (the median is reported)")
 	flag.IntVar(&e.coldRuns, "cold-runs", 3, "timed `pickup list` processes per cold-cache row")
-	flag.StringVar(&e.before, "before", "", "another pickup binary (say, built at the commit before a change) that the list rows also time, alternating with -bin, on the same board")
 	quick := flag.Bool("quick", false, "small sizes, to check the harness itself (figures are not comparable to the targets)")
 	strict := flag.Bool("strict", false, "exit 1 if any target is missed")
 	flag.BoolVar(&e.keep, "keep", false, "keep the boards (under -dir)")
@@ -160,8 +160,8 @@ func main() {
 		fatalf("%v", err)
 	}
 	e.bin = bin
-	if e.before != "" {
-		if e.before, err = filepath.Abs(e.before); err != nil {
+	if e.base != "" {
+		if e.base, err = filepath.Abs(e.base); err != nil {
 			fatalf("%v", err)
 		}
 	}

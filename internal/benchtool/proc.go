@@ -78,12 +78,7 @@ type procResult struct {
 // environment is the driver's without PICKUP_* variables, so fsync is on
 // unless args say --no-sync.
 func runProc(e *env, args ...string) (procResult, error) {
-	return runBin(e, e.bin, args...)
-}
-
-// runBin is runProc of another binary (the -before one).
-func runBin(e *env, bin string, args ...string) (procResult, error) {
-	return runCmd(e, exec.Command(bin, args...))
+	return runCmd(e, exec.Command(e.bin, args...))
 }
 
 func runCmd(e *env, cmd *exec.Cmd) (procResult, error) {
