@@ -4,32 +4,63 @@ import (
 	"bytes"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v2"
 )
 
+type renderMeta struct {
+	Priority  string   `yaml:"priority"`
+	CreatedAt string   `yaml:"created_at"`
+	Title     string   `yaml:"title,omitempty"`
+	Tags      []string `yaml:"tags,omitempty,flow"`
+	DependsOn []string `yaml:"depends_on,omitempty,flow"`
+}
+
 // Render returns a new session file: frontmatter for m, then body. Each
-// value takes one line (see yamlInline): a multi-line title written as a
-// YAML block would hold indented lines, and one that reads "---" would end
-// the frontmatter for adrg/frontmatter, which ends it at any such line.
+// value takes one line: a multi-line title written as a YAML block would
+// hold indented lines, and one that reads "---" would end the frontmatter
+// for adrg/frontmatter, which ends it at any such line. yaml writes the
+// usual values on one line each; when it does not, each value is written
+// on its own as yamlInline writes it (as JSON if need be).
 func Render(m Meta, body []byte) []byte {
+	r := renderMeta{
+		Priority:  m.Priority.String(),
+		CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339),
+		Title:     m.Title,
+		Tags:      m.Tags,
+		DependsOn: m.DependsOn,
+	}
+	out, err := yaml.Marshal(r)
+	if err != nil {
+		panic(err) // strings and string slices always marshal
+	}
+	lines := 2
+	for _, set := range []bool{r.Title != "", len(r.Tags) > 0, len(r.DependsOn) > 0} {
+		if set {
+			lines++
+		}
+	}
+	if bytes.Count(out, []byte("\n")) != lines {
+		var b bytes.Buffer
+		field := func(key string, v any) {
+			b.WriteString(key + ": " + yamlInline(v) + "\n")
+		}
+		field("priority", r.Priority)
+		field("created_at", r.CreatedAt)
+		if r.Title != "" {
+			field("title", r.Title)
+		}
+		if len(r.Tags) > 0 {
+			field("tags", r.Tags)
+		}
+		if len(r.DependsOn) > 0 {
+			field("depends_on", r.DependsOn)
+		}
+		out = b.Bytes()
+	}
 	var b bytes.Buffer
 	b.WriteString("---\n")
-	field := func(key string, v any) {
-		b.WriteString(key)
-		b.WriteString(": ")
-		b.WriteString(yamlInline(v))
-		b.WriteByte('\n')
-	}
-	field("priority", m.Priority.String())
-	field("created_at", m.CreatedAt.UTC().Format(time.RFC3339))
-	if m.Title != "" {
-		field("title", m.Title)
-	}
-	if len(m.Tags) > 0 {
-		field("tags", m.Tags)
-	}
-	if len(m.DependsOn) > 0 {
-		field("depends_on", m.DependsOn)
-	}
+	b.Write(out)
 	b.WriteString("---\n")
 	if len(body) > 0 {
 		b.Write(body)
