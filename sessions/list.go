@@ -204,10 +204,10 @@ func readSession(path string) (Session, error) {
 }
 
 // readSessionBuf is readSession with buf (headBufSize bytes) for the first
-// read, which usually holds the whole frontmatter, and dec to decode it. It makes four system
-// calls (open, fstat, read, close) and allocates little besides what it
-// returns: an *os.File would add an epoll registration attempt, a second
-// fstat, and a cleanup to run, which a cold listing of 100,000 files feels.
+// read, which usually holds the whole frontmatter, and dec to decode it. It
+// makes four system calls (open, fstat, read, close): an *os.File would add
+// an epoll registration attempt, a second fstat, and a cleanup to run,
+// which a cold listing of 100,000 files feels.
 func readSessionBuf(path string, buf []byte, dec *headDecoder) (Session, error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)

@@ -150,7 +150,7 @@ func (d *headDecoder) decode(head []byte, v any) error {
 	switch {
 	case errors.Is(err, frontmatter.ErrNotFound):
 		// readHead found both delimiter lines, so this is a bug.
-		return fmt.Errorf("line 1: frontmatter not found by its decoder")
+		return errors.New("line 1: frontmatter not found by its decoder")
 	case err != nil:
 		return err
 	case len(rest) > 0:
