@@ -176,7 +176,7 @@ func readMisses(out []Session, misses []int) int {
 // readSome reads misses for readMisses: all of them if next is nil, else
 // the ones it claims from next, one at a time.
 func readSome(out []Session, misses []int, next *atomic.Int64) (read int) {
-	buf := make([]byte, headBufSize)
+	buf, dec := make([]byte, headBufSize), newHeadDecoder()
 	for k := 0; k < len(misses); k++ {
 		if next != nil {
 			if k = int(next.Add(1) - 1); k >= len(misses) {
@@ -184,7 +184,7 @@ func readSome(out []Session, misses []int, next *atomic.Int64) (read int) {
 			}
 		}
 		p := &out[misses[k]]
-		s, err := readSessionBuf(p.Path, buf)
+		s, err := readSessionBuf(p.Path, buf, dec)
 		if err != nil {
 			p.ID = ""
 			continue
@@ -200,15 +200,15 @@ func readSome(out []Session, misses []int, next *atomic.Int64) (read int) {
 // anything but regular files, and reads only the frontmatter, however big
 // the body is.
 func readSession(path string) (Session, error) {
-	return readSessionBuf(path, make([]byte, headBufSize))
+	return readSessionBuf(path, make([]byte, headBufSize), newHeadDecoder())
 }
 
 // readSessionBuf is readSession with buf (headBufSize bytes) for the first
-// read, which usually holds the whole frontmatter. It makes four system
-// calls (open, fstat, read, close) and allocates little besides what it
-// returns: an *os.File would add an epoll registration attempt, a second
-// fstat, and a cleanup to run, which a cold listing of 100,000 files feels.
-func readSessionBuf(path string, buf []byte) (Session, error) {
+// read, which usually holds the whole frontmatter, and dec to decode it. It
+// makes four system calls (open, fstat, read, close): an *os.File would add
+// an epoll registration attempt, a second fstat, and a cleanup to run,
+// which a cold listing of 100,000 files feels.
+func readSessionBuf(path string, buf []byte, dec *headDecoder) (Session, error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	})
@@ -232,7 +232,7 @@ func readSessionBuf(path string, buf []byte) (Session, error) {
 	if !ok {
 		head, first, herr = readHead(io.MultiReader(bytes.NewReader(buf[:n]), restAfter(fdReader{fd: fd, path: path}, rerr)))
 	}
-	m, perr := metaOf(head, first, herr)
+	m, perr := dec.meta(head, first, herr)
 	if perr != nil {
 		s.Problem = perr.Error()
 	}

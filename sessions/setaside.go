@@ -3,8 +3,6 @@ package sessions
 import (
 	"os"
 	"time"
-
-	"gopkg.in/yaml.v2"
 )
 
 // SetAside is a session set aside in failed/ (too many failed attempts):
@@ -75,7 +73,7 @@ func lastError(path string) string {
 	var raw struct {
 		LastError string `yaml:"last_error"`
 	}
-	if yaml.Unmarshal(yamlPart(head), &raw) != nil {
+	if decodeHead(head, &raw) != nil {
 		return ""
 	}
 	return raw.LastError

@@ -27,12 +27,12 @@ const rssPrefix = "benchtool: peak RSS KiB: "
 // this driver inherits its high-water mark (ru_maxrss survives exec, and
 // this driver holds the boards it wrote), so the figure would be the
 // driver's own whenever it is the larger.
-func peakRSS(e *env, args ...string) (int64, error) {
+func peakRSS(e *env, bin string, args ...string) (int64, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.Command(self, append([]string{e.bin}, args...)...)
+	cmd := exec.Command(self, append([]string{bin}, args...)...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "PICKUP_") }), rssEnv+"=1")
 	cmd.Stdout = e.devnull
 	var stderr strings.Builder
