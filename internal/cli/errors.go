@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -39,6 +40,7 @@ var exitCodes = []struct {
 	code int
 }{
 	{context.Canceled, ExitInterrupted},
+	{shared.ErrRemote, ExitRemote},
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},
