@@ -116,7 +116,7 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 			}
 			s, err := do(cl, id)
 			if err != nil {
-				return err
+				return r.sharedSettle(err)
 			}
 			return r.printSession(verb, s)
 		},

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/shared"
@@ -245,4 +246,42 @@ func excludeBoard(repo *gitx.Repo, dir string) {
 		prefix = "\n"
 	}
 	fmt.Fprintf(f, "%s# pickup: the shared board, kept by pickup on its own branch\n%s\n", prefix, line)
+}
+
+// isShared reports whether the board's config.yaml says shared:.
+func (m *sharedMode) isShared() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg != nil && m.cfg.Shared != ""
+}
+
+// syncShared is `pickup sync` on a shared board: every transition is on
+// the remote already, so it only brings the board in line with it (one
+// fetch).
+func (r *run) syncShared(b *sessions.Board) error {
+	if err := r.shared.ready(b); err != nil {
+		return err
+	}
+	sb := r.shared.board()
+	if r.json {
+		return r.printJSON(map[string]any{"remote": sb.Remote, "branch": sb.Branch, "shared": true})
+	}
+	r.printf("shared board: in line with %s/%s (every transition is pushed as it happens)\n", sb.Remote, sb.Branch)
+	return nil
+}
+
+// sharedSettle completes a transition's error on a shared board: a session
+// that another process of this clone moved first is named with where the
+// remote has it once that process's push is settled, so that a loser
+// names the winner at the remote, not a local racer that lost there too.
+func (r *run) sharedSettle(err error) error {
+	sb := r.shared.board()
+	var e *claim.Error
+	if sb == nil || !errors.As(err, &e) || e.Arbiter || !errors.Is(err, claim.ErrSessionNotAvailable) || e.Holder == "" {
+		return err
+	}
+	if st, owner, ok := sb.Settled(context.Background(), e.ID, 30*time.Second); ok {
+		e.State, e.Holder = st, owner
+	}
+	return err
 }

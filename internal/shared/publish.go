@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -304,4 +305,33 @@ func commitMessage(e sessions.Event) string {
 		from = "(new)"
 	}
 	return subject + "\n\n" + from + " -> " + e.To + "\n"
+}
+
+// Settled waits until session id is here where the remote has it (a
+// transition of this clone that is being pushed has finished, either
+// way) and returns where that is: the holder a local loser names is then
+// the winner at the remote, not a local racer that may lose there. It
+// gives up after wait and returns what the remote had last.
+func (s *Board) Settled(ctx context.Context, id string, wait time.Duration) (state sessions.State, owner string, found bool) {
+	deadline := time.Now().Add(wait)
+	for {
+		unlock, err := s.lock()
+		if err != nil {
+			return "", "", false
+		}
+		refs, err := s.refs(ctx)
+		var t tree
+		if err == nil {
+			t, err = s.lsTree(ctx, refs[refBoard])
+		}
+		unlock()
+		if err != nil {
+			return "", "", false
+		}
+		cur, ok := t.find(id)
+		if !ok || s.exists(cur.path) || time.Now().After(deadline) || ctx.Err() != nil {
+			return cur.state, cur.owner, ok
+		}
+		s.sleep(5 * time.Millisecond)
+	}
 }
