@@ -3,6 +3,7 @@ package shared
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,39 +34,85 @@ func (s *Board) refs(ctx context.Context) (map[string]string, error) {
 }
 
 // fetch brings the remote's board branch to refFetched and the owners'
-// heartbeat refs to refs/pickup/peers/, and returns the refs. A remote
-// without the branch is ErrNoBoardBranch; one that cannot be reached, a
-// *RemoteError.
+// heartbeat refs to refs/pickup/peers/, with the clone's lock held, and
+// returns the refs. A remote without the branch is ErrNoBoardBranch; one
+// that cannot be reached, a *RemoteError.
 func (s *Board) fetch(ctx context.Context) (map[string]string, error) {
-	_, err := s.Repo.Run(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", s.Remote,
-		"+refs/heads/"+s.Branch+":"+refFetched, "+"+ownersRef+"*:"+refPeers+"*")
-	if err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
-			return nil, fmt.Errorf("%w: %s has no branch %s", ErrNoBoardBranch, s.Remote, s.Branch)
-		}
-		return nil, s.remoteErr("fetch", err)
+	if err := s.fetchInto(ctx, refFetched, refPeers); err != nil {
+		return nil, err
 	}
 	return s.refs(ctx)
 }
 
+// fetchInto fetches the board branch to ref and the heartbeat refs under
+// peers.
+func (s *Board) fetchInto(ctx context.Context, ref, peers string) error {
+	_, err := s.Repo.Run(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap=", s.Remote,
+		"+refs/heads/"+s.Branch+":"+ref, "+"+ownersRef+"*:"+peers+"*")
+	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
+			return fmt.Errorf("%w: %s has no branch %s", ErrNoBoardBranch, s.Remote, s.Branch)
+		}
+		return s.remoteErr("fetch", err)
+	}
+	return nil
+}
+
 // Refresh fetches the board branch and brings the board directory in
-// line with it. It reports whether the remote had changed.
+// line with it. It reports whether the remote had changed. The fetch (the
+// round trip) runs without the clone's lock, into refs of this process's
+// own, so that the processes of a clone fetch at once and take turns only
+// to apply what they fetched.
 func (s *Board) Refresh(ctx context.Context) (bool, error) {
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := fmt.Sprintf("refs/pickup/tmp/%d-%x/", os.Getpid(), rnd)
+	defer s.dropRefs(ctx, tmp)
+	if err := s.fetchInto(ctx, tmp+"board", tmp+"peers/"); err != nil {
+		return false, err
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	refs, err := s.fetch(ctx)
+	refs, err := s.refs(ctx)
 	if err != nil {
 		return false, err
 	}
-	s.seePeers(refs)
-	if refs[refFetched] == refs[refBoard] {
+	peers := map[string]string{}
+	for ref, sha := range refs {
+		if owner, ok := strings.CutPrefix(ref, tmp+"peers/"); ok {
+			peers[refPeers+owner] = sha
+		}
+	}
+	s.seePeers(peers)
+	fetched, board := refs[tmp+"board"], refs[refBoard]
+	if fetched == board {
 		return false, nil
 	}
-	return true, s.apply(ctx, refs[refBoard], refs[refFetched])
+	if board != "" {
+		// The board only moves forward; a push of this clone may have
+		// taken it past what this fetch saw.
+		if _, err := s.Repo.Run(ctx, "merge-base", "--is-ancestor", board, fetched); err != nil {
+			return false, nil
+		}
+	}
+	if err := s.apply(ctx, board, fetched); err != nil {
+		return false, err
+	}
+	_, _ = s.Repo.Run(ctx, "update-ref", refFetched, fetched)
+	return true, nil
+}
+
+// dropRefs deletes the refs under prefix, with one git process.
+func (s *Board) dropRefs(ctx context.Context, prefix string) {
+	out, err := s.Repo.Run(ctx, "for-each-ref", "--format=delete %(refname)", prefix)
+	if err != nil || strings.TrimSpace(out) == "" {
+		return
+	}
+	_, _ = s.Repo.RunIn(ctx, []byte(out), nil, "update-ref", "--stdin")
 }
 
 // change is a file that differs between two trees.

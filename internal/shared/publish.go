@@ -2,7 +2,6 @@ package shared
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
-	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -34,106 +32,6 @@ func (e *LostError) Error() string {
 }
 
 func (e *LostError) Unwrap() error { return e.kind }
-
-// Publish is the board's Arbiter: it makes the transition e, which has
-// just happened in the board directory, a commit on the remote's board
-// branch, and reports whether it stands. A refusal undoes the local move
-// (the session goes where the remote has it) and records nothing.
-func (s *Board) Publish(e sessions.Event) error {
-	ctx := context.Background()
-	id := e.ID
-	src, dst := s.rel(e.Src), s.rel(e.Dst)
-	var content []byte
-	if dst != "" {
-		data, err := fsx.ReadRegular(e.Dst)
-		if err != nil {
-			return &claim.Error{Op: e.Op, ID: id, From: e.Src, To: e.Dst, Err: fmt.Errorf("shared board: read %s: %w", e.Dst, err)}
-		}
-		content = data
-	}
-	line, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	line = append(line, '\n')
-
-	unlock, err := s.lock()
-	if err != nil {
-		return s.undoLocal(ctx, e, nil, err)
-	}
-	locked := true
-	defer func() {
-		if locked {
-			unlock()
-		}
-	}()
-	attempts := s.Attempts
-	if attempts <= 0 {
-		attempts = DefaultAttempts
-	}
-	for attempt := 1; ; attempt++ {
-		refs, err := s.refs(ctx)
-		if err != nil {
-			return s.undoLocal(ctx, e, nil, s.remoteErr(e.Op, err))
-		}
-		tip := refs[refBoard]
-		if f := refs[refFetched]; f != "" && f != tip {
-			// Another process fetched without applying (it was stopped):
-			// catch up first.
-			if err := s.apply(ctx, tip, f); err != nil {
-				return s.undoLocal(ctx, e, nil, err)
-			}
-			tip = f
-		}
-		t, err := s.lsTree(ctx, tip)
-		if err != nil {
-			return s.undoLocal(ctx, e, nil, s.remoteErr(e.Op, err))
-		}
-		cur, found := t.find(id)
-		if (src != "" && (!found || cur.path != src)) || (src == "" && found) {
-			return s.undoLocal(ctx, e, t, s.lost(e, cur, found))
-		}
-		commit, logContent, err := s.build(ctx, t, tip, e, src, dst, content, line)
-		if err != nil {
-			return s.undoLocal(ctx, e, t, s.remoteErr(e.Op, err))
-		}
-		_, err = s.Repo.Run(ctx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
-		if err == nil {
-			if _, err := s.Repo.Run(ctx, "update-ref", refBoard, commit); err == nil {
-				_, _ = s.Repo.Run(ctx, "update-ref", refFetched, commit)
-			}
-			// The board directory's history is the branch's.
-			_ = s.place(sessions.EventLogFile, logContent, true)
-			return nil
-		}
-		if !pushRejected(err) || attempt >= attempts {
-			if pushRejected(err) {
-				err = fmt.Errorf("the remote refused %d pushes in a row because others pushed first: %w", attempt, err)
-			}
-			return s.undoLocal(ctx, e, t, s.remoteErr(e.Op, err))
-		}
-		// Someone pushed first: look at what they did, then try again on
-		// their tip. The lock is let go during the pause, so that this
-		// clone's other processes go on.
-		unlock()
-		locked = false
-		s.sleep(s.backoff(attempt))
-		if unlock, err = s.lock(); err != nil {
-			return s.undoLocal(ctx, e, nil, err)
-		}
-		locked = true
-		refs, err = s.fetch(ctx)
-		if err != nil {
-			return s.undoLocal(ctx, e, nil, err)
-		}
-		s.seePeers(refs)
-		if refs[refFetched] != refs[refBoard] {
-			if err := s.apply(ctx, refs[refBoard], refs[refFetched]); err != nil {
-				return s.undoLocal(ctx, e, nil, err)
-			}
-		}
-	}
-}
 
 // rel is path relative to the board, '/'-separated; "" for "".
 func (s *Board) rel(path string) string {
@@ -201,62 +99,6 @@ func (s *Board) undoLocal(ctx context.Context, e sessions.Event, t tree, err err
 		}
 	}
 	return err
-}
-
-// build makes the commit of transition e on tip (whose tree is t): the
-// session's file leaves src and arrives at dst with content, and line is
-// appended to the event log. It returns the commit and the new log.
-func (s *Board) build(ctx context.Context, t tree, tip string, e sessions.Event, src, dst string, content, line []byte) (string, []byte, error) {
-	var logContent []byte
-	if le, ok := t[sessions.EventLogFile]; ok {
-		blobs, err := s.Repo.CatBlobs(ctx, le.sha)
-		if err != nil {
-			return "", nil, err
-		}
-		logContent = blobs[le.sha]
-	}
-	logContent = append(logContent[:len(logContent):len(logContent)], line...)
-	index := []string{"GIT_INDEX_FILE=" + filepath.Join(s.dir, fmt.Sprintf("index.%d", os.Getpid()))}
-	defer os.Remove(strings.TrimPrefix(index[0], "GIT_INDEX_FILE="))
-	var info strings.Builder
-	if src != "" && src != dst {
-		fmt.Fprintf(&info, "0 0000000000000000000000000000000000000000\t%s\n", src)
-	}
-	objs := [][]byte{logContent}
-	if dst != "" {
-		objs = append(objs, content)
-	}
-	shas, err := s.hashObjects(ctx, objs...)
-	if err != nil {
-		return "", nil, err
-	}
-	fmt.Fprintf(&info, "100644 %s\t%s\n", shas[0], sessions.EventLogFile)
-	if dst != "" {
-		fmt.Fprintf(&info, "100644 %s\t%s\n", shas[1], dst)
-	}
-	readTree := []string{"read-tree", "--empty"}
-	if tip != "" {
-		readTree = []string{"read-tree", tip}
-	}
-	if _, err := s.Repo.RunIn(ctx, nil, index, readTree...); err != nil {
-		return "", nil, err
-	}
-	if _, err := s.Repo.RunIn(ctx, []byte(info.String()), index, "update-index", "--index-info"); err != nil {
-		return "", nil, err
-	}
-	treeSha, err := s.Repo.RunIn(ctx, nil, index, "write-tree")
-	if err != nil {
-		return "", nil, err
-	}
-	args := []string{"commit-tree", strings.TrimSpace(treeSha), "-m", commitMessage(e)}
-	if tip != "" {
-		args = append(args, "-p", tip)
-	}
-	commit, err := s.Repo.RunIn(ctx, nil, identity, args...)
-	if err != nil {
-		return "", nil, err
-	}
-	return strings.TrimSpace(commit), logContent, nil
 }
 
 // identity signs pickup's commits, so that a clone without user.name and

@@ -44,9 +44,10 @@ import (
 const (
 	DefaultBranch = "pickup"
 	DefaultFetch  = 10 * time.Second
-	// DefaultAttempts bounds the pushes of one transition that the remote
-	// refuses because others pushed first.
-	DefaultAttempts = 40
+	// DefaultAttempts bounds the pushes in a row that the remote refuses
+	// because others pushed first (with the pauses, minutes of a busy
+	// remote: a refusal is the normal outcome of contention, not an error).
+	DefaultAttempts = 1000
 )
 
 // Refs in the local repository (never branches: git branch does not list
@@ -76,7 +77,9 @@ func (e *RemoteError) Error() string {
 	return fmt.Sprintf("%s: remote %s (branch %s): %v", e.Op, e.Remote, e.Branch, summary(e.Err))
 }
 
-func (e *RemoteError) Unwrap() []error { return []error{ErrRemote, e.Err} }
+// Unwrap gives ErrRemote only: the git command's own error (and its exit
+// status, which is not pickup's) stays out of errors.As.
+func (e *RemoteError) Unwrap() error { return ErrRemote }
 
 // Hint says what to do.
 func (e *RemoteError) Hint() string {
@@ -211,14 +214,16 @@ func (s *Board) rand() float64 {
 	return float64(int(b[0])<<8|int(b[1])) / 65536
 }
 
-// backoff is the pause before retry n (from 1): 5 ms doubling up to 400
+// backoff is the pause before retry n (from 1): 2 ms doubling up to 64
 // ms, times a jitter in [0.5, 1.5): racers that were refused together
-// spread out instead of colliding again.
+// spread out instead of colliding again. It stays short: the retry has
+// just fetched the winner's tip, and a long pause would only hand the
+// next round to clones that were not refused (starving this one).
 func (s *Board) backoff(n int) time.Duration {
-	d := 5 * time.Millisecond
-	for i := 1; i < n && d < 400*time.Millisecond; i++ {
+	d := 2 * time.Millisecond
+	for i := 1; i < n && d < 64*time.Millisecond; i++ {
 		d *= 2
 	}
-	d = min(d, 400*time.Millisecond)
+	d = min(d, 64*time.Millisecond)
 	return time.Duration(float64(d) * (0.5 + s.rand()))
 }

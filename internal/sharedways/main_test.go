@@ -71,7 +71,7 @@ func baseEnv(home string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "PICKUP_NO_SYNC=1",
+	return append(env, "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "PICKUP_NO_SYNC=1", "PICKUP_SHARED_STATS="+os.Getenv("SHAREDWAYS_STATS"),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
 }
 
