@@ -192,6 +192,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		if (r.Src != "" && (!found || cur.path != r.Src)) || (r.Src == "" && found) {
 			_ = s.undoLocal(ctx, r.Event, t, nil)
 			s.settle(r, outcome{Lost: true, Found: found, Where: cur.path, State: cur.state, Owner: cur.owner})
+			s.statLine("lost\n")
 			continue
 		}
 		m := move{src: r.Src, dst: r.Dst, event: r.Event}
@@ -288,13 +289,17 @@ func (s *Board) stats(n int, ok bool) {
 	if ok {
 		s.refusals(-s.refusals(0))
 	}
-	path := os.Getenv("PICKUP_SHARED_STATS")
-	if path == "" {
-		return
-	}
 	line := "refused\n"
 	if ok {
 		line = fmt.Sprintf("ok %d\n", n)
+	}
+	s.statLine(line)
+}
+
+func (s *Board) statLine(line string) {
+	path := os.Getenv("PICKUP_SHARED_STATS")
+	if path == "" {
+		return
 	}
 	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 		_, _ = f.WriteString(line)
