@@ -98,3 +98,28 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestIDsUniqueAcrossClones: two clones create sessions in the same
+// seconds; every id is distinct and every session reaches the remote.
+func TestIDsUniqueAcrossClones(t *testing.T) {
+	t.Parallel()
+	r := newRemote(t, "file")
+	cs := r.clones(2)
+	ids := createFromAll(t, cs, 4)
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("two clones made the same id %s", id)
+		}
+		seen[id] = true
+	}
+	todo := 0
+	for _, f := range r.branchFiles() {
+		if strings.HasPrefix(f, "todo/") {
+			todo++
+		}
+	}
+	if todo != len(ids) {
+		t.Fatalf("the remote has %d sessions in todo/, want %d", todo, len(ids))
+	}
+}
