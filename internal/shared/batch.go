@@ -199,8 +199,11 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		if r.Dst != "" {
 			data, err := fsx.ReadRegular(r.Event.Dst)
 			if err != nil {
-				// Moved on here since (by a process of this clone that
-				// did not wait for this push): take the move as it was.
+				// Moved on here since, by a later transition of this clone
+				// queued behind this one: its file has the content.
+				data, err = s.readAnywhere(r.Event.ID)
+			}
+			if err != nil {
 				_ = s.undoLocal(ctx, r.Event, t, nil)
 				s.settle(r, outcome{Remote: fmt.Sprintf("read %s: %v", r.Event.Dst, err)})
 				continue
@@ -389,4 +392,18 @@ func (s *Board) build(ctx context.Context, tip string, moves []move) (string, []
 		return "", nil, err
 	}
 	return strings.TrimSpace(commit), logContent, nil
+}
+
+// readAnywhere reads session id wherever it is on this board.
+func (s *Board) readAnywhere(id string) ([]byte, error) {
+	places, err := s.B.Locate(id)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range places {
+		if data, err := fsx.ReadRegular(p.Path); err == nil {
+			return data, nil
+		}
+	}
+	return nil, fmt.Errorf("session %s: %w", id, os.ErrNotExist)
 }
