@@ -107,7 +107,7 @@ func (q *Queue) claim(ctx context.Context) (sessions.Session, moved, error) {
 		if err := ctx.Err(); err != nil {
 			return sessions.Session{}, moved{}, &Error{Op: "next", Err: err}
 		}
-		s, err := q.take(&l)
+		s, err := q.takeSpread(&l)
 		if err != nil {
 			return sessions.Session{}, moved{}, err
 		}
