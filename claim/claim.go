@@ -271,6 +271,16 @@ func (c *Client) commitEach(ms ...moved) []error {
 		}
 		events[i] = sessions.Event{Op: m.op, ID: m.id, Owner: c.Owner, Reason: m.reason, Src: m.src, Dst: m.dst}
 	}
+	if c.Board.Arbiter != nil {
+		// A shared board: the transition stands only once the remote took
+		// it; the arbiter undoes a refused one and keeps the event log.
+		for i, e := range events {
+			if err := c.Board.Arbiter(c.Board.NewEvent(e)); err != nil {
+				errs[i] = err
+			}
+		}
+		return errs
+	}
 	// History: one line per transition in the event log (and in commit
 	// mode one git commit each, through Board.OnEvent). The transitions
 	// stand whatever becomes of them; the CLI reports their failures.

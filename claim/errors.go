@@ -48,6 +48,9 @@ type Error struct {
 	State  sessions.State // where the session is now, if known
 	Holder string         // who holds it now, if it is in doing/
 	Err    error
+	// Arbiter: the board's Arbiter refused the transition (a shared
+	// board's remote); the local move was undone.
+	Arbiter bool
 }
 
 func (e *Error) Error() string {

@@ -77,14 +77,28 @@ func (q *Queue) Invalidate() {
 // directory, Next reports ErrNothingAvailable only after a second listing
 // finds nothing claimable either.
 func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
-	s, m, err := q.claim(ctx)
-	if err != nil {
-		return sessions.Session{}, err
+	for {
+		s, m, err := q.claim(ctx)
+		if err != nil {
+			return sessions.Session{}, err
+		}
+		if err := q.c.commit(m); err != nil {
+			if LostAtArbiter(err) {
+				continue // a shared board's remote gave it to another: take the next one
+			}
+			return sessions.Session{}, err
+		}
+		return s, nil
 	}
-	if err := q.c.commit(m); err != nil {
-		return sessions.Session{}, err
-	}
-	return s, nil
+}
+
+// LostAtArbiter reports whether err is a claim that a board's Arbiter
+// refused because someone else moved the session first (a shared board's
+// remote): the claim did not happen and the local move was undone, so a
+// claimer takes the next candidate.
+func LostAtArbiter(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Arbiter && errors.Is(err, ErrSessionNotAvailable)
 }
 
 // claim is Next without the commit: the session is renamed into doing/,
@@ -99,7 +113,7 @@ func (q *Queue) claim(ctx context.Context) (sessions.Session, moved, error) {
 		if err := ctx.Err(); err != nil {
 			return sessions.Session{}, moved{}, &Error{Op: "next", Err: err}
 		}
-		s, err := q.take(&l)
+		s, err := q.takeSpread(&l)
 		if err != nil {
 			return sessions.Session{}, moved{}, err
 		}

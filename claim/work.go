@@ -180,6 +180,9 @@ func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit fu
 		default:
 			s, err = q.Next(h.ctx)
 		}
+		if LostAtArbiter(err) {
+			continue // a shared board's remote gave it to another
+		}
 		if errors.Is(err, ErrNothingAvailable) || h.ctx.Err() != nil {
 			if err == nil {
 				_, _ = c.Release(s.ID) // claimed just as we were told to stop

@@ -60,6 +60,17 @@ type Board struct {
 	// whatever it does; commit mode commits it here. It may be called from
 	// several goroutines at once.
 	OnEvent func(e Event, logErr error)
+	// Arbiter, if set, decides whether a transition that has just happened
+	// here stands (a shared board pushes it to the git remote, whose ref
+	// update is the compare-and-swap). It gets the event completed by
+	// NewEvent. nil: the transition stands and is recorded. An error: the
+	// arbiter has undone the local move, and nothing is recorded here.
+	// When it is set, it keeps the event log itself (Record and claim's
+	// clients append nothing).
+	Arbiter func(e Event) error
+	// IDSuffix, if set, goes into every id Create makes (a shared board's
+	// per-clone suffix, so that clones never make the same id).
+	IDSuffix string
 
 	// surveyed: Open or Init checked the top directories and .pickup/'s
 	// entries (CheckDir need not again).
@@ -74,6 +85,9 @@ type Board struct {
 // transition stands regardless.
 func (b *Board) Record(e Event) error {
 	e = b.NewEvent(e)
+	if b.Arbiter != nil {
+		return b.Arbiter(e)
+	}
 	err := b.AppendEvent(e)
 	if b.OnEvent != nil {
 		b.OnEvent(e, err)

@@ -29,6 +29,14 @@ type Config struct {
 	// or be reaped from a dead owner before it is set aside in failed/
 	// (0: the default, 3; a negative value: never).
 	MaxAttempts int
+	// Shared names the git remote whose board branch arbitrates every
+	// transition (pickup init --shared); "" for a board of this clone only.
+	Shared string
+	// SharedBranch is the remote's branch that holds a shared board
+	// (default "pickup"); SharedFetch how often next --wait fetches it
+	// (default 10s).
+	SharedBranch string
+	SharedFetch  time.Duration
 }
 
 // Config reads and checks <board>/config.yaml. A mistake in it (an

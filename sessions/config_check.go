@@ -54,7 +54,7 @@ func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 // settingNames are the settings config.yaml may hold, in the order the
 // documentation gives them.
 func settingNames() []string {
-	return []string{"stale", "commit", "keep_on_session_end", "max_attempts"}
+	return []string{"stale", "commit", "keep_on_session_end", "max_attempts", "shared", "shared_branch", "shared_fetch"}
 }
 
 // ConfigLine returns the line of config.yaml that sets name, or 0 if none
@@ -144,6 +144,23 @@ func applySetting(c *Config, name string, v any) string {
 			return fmt.Sprintf("max_attempts: %s is not a whole number: write max_attempts: 3 (failures before a session is set aside in failed/; 0: the default, 3; a negative number: never)", describeValue(v))
 		}
 		c.MaxAttempts = n
+	case "shared", "shared_branch":
+		str, ok := v.(string)
+		if !ok || str == "" || strings.ContainsAny(str, " \t:~^?*[\\") || strings.HasPrefix(str, "-") {
+			return fmt.Sprintf("%s: %s is not a git remote or branch name: write %s: origin (pickup init --shared sets it)", name, describeValue(v), name)
+		}
+		if name == "shared" {
+			c.Shared = str
+		} else {
+			c.SharedBranch = str
+		}
+	case "shared_fetch":
+		str, _ := v.(string)
+		d, err := time.ParseDuration(str)
+		if err != nil || d <= 0 {
+			return fmt.Sprintf("shared_fetch: %s is not a positive duration: write shared_fetch: 10s (how often next --wait fetches a shared board)", describeValue(v))
+		}
+		c.SharedFetch = d
 	default:
 		known := strings.Join(settingNames(), ", ")
 		if near := nearestSetting(name); near != "" {

@@ -29,7 +29,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "document marker", yaml: "---\nmax_attempts: 5\n", want: Config{MaxAttempts: 5}},
 		{name: "CRLF", yaml: "commit: true\r\nstale: 1h\r\n", want: Config{Commit: true, Stale: time.Hour}},
 		{name: "unknown, near", yaml: "stale: 45m\ncomit: true\n",
-			problems: []string{`2: unknown setting "comit": did you mean commit? (the settings are stale, commit, keep_on_session_end, max_attempts)`}},
+			problems: []string{`2: unknown setting "comit": did you mean commit? (the settings are stale, commit, keep_on_session_end, max_attempts, shared, shared_branch, shared_fetch)`}},
 		{name: "unknown, dashes", yaml: "max-attempts: 2\n",
 			problems: []string{`1: unknown setting "max-attempts": did you mean max_attempts?`}},
 		{name: "unknown, far", yaml: "colour: blue\n",

@@ -51,7 +51,7 @@ func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) 
 	}
 	b.forgetOldReservations(now)
 	for n := 0; n < maxSameSecond; n++ {
-		id := idCandidate(now, n)
+		id := idCandidateWith(now, n, b.IDSuffix)
 		places, err := b.Locate(id)
 		if err != nil {
 			return Session{}, fmt.Errorf("create session: %w", err)
@@ -80,7 +80,9 @@ func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) 
 		if err != nil {
 			return Session{}, fmt.Errorf("create session %s: %w", id, err)
 		}
-		_ = b.Record(Event{Op: "new", ID: id, Dst: path})
+		if err := b.Record(Event{Op: "new", ID: id, Dst: path}); err != nil && b.Arbiter != nil {
+			return Session{}, fmt.Errorf("create session %s: %w", id, err) // undone by the arbiter
+		}
 		return Session{ID: id, State: Todo, Meta: m, Path: path}, nil
 	}
 	return Session{}, fmt.Errorf("create session: more than %d sessions in second %s", maxSameSecond, now.Format(IDFormat))

@@ -85,8 +85,18 @@ func SanitizeOwner(s string) string {
 
 // idCandidate returns the n-th id candidate for time t: the bare timestamp
 // first, then timestamp-2, timestamp-3, and so on.
-func idCandidate(t time.Time, n int) string {
+func idCandidate(t time.Time, n int) string { return idCandidateWith(t, n, "") }
+
+// idCandidateWith is idCandidate with a clone's suffix after the
+// timestamp: 2026-11-22_09-15-04.k3f9q, then 2026-11-22_09-15-04.k3f9q-2.
+// Two clones with different suffixes never make the same id; ids still
+// sort by creation second ('.' and '-' come after the timestamp, which
+// has a fixed width) and obey ValidateName.
+func idCandidateWith(t time.Time, n int, suffix string) string {
 	base := t.UTC().Format(IDFormat)
+	if suffix != "" {
+		base += "." + suffix
+	}
 	if n == 0 {
 		return base
 	}
@@ -97,4 +107,41 @@ func idCandidate(t time.Time, n int) string {
 func isSessionName(name []byte) bool {
 	id, ok := bytes.CutSuffix(name, []byte(".md"))
 	return ok && validName(id)
+}
+
+// IDSuffixLen is the length of a clone's id suffix (see NewIDSuffix).
+const IDSuffixLen = 5
+
+// idSuffixAlphabet: lower-case letters and digits that cannot be misread
+// (base32's, RFC 4648, lower-cased).
+const idSuffixAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
+
+// NewIDSuffix makes a clone's id suffix from random bytes (at least
+// IDSuffixLen of them): IDSuffixLen characters of [a-z2-7], about 33
+// million possibilities, so that two clones of one board almost surely
+// differ. It starts with a letter so that it never reads as a counter.
+func NewIDSuffix(random []byte) (string, error) {
+	if len(random) < IDSuffixLen {
+		return "", fmt.Errorf("id suffix: need %d random bytes, got %d", IDSuffixLen, len(random))
+	}
+	out := make([]byte, IDSuffixLen)
+	for i := range out {
+		out[i] = idSuffixAlphabet[int(random[i])%len(idSuffixAlphabet)]
+	}
+	out[0] = idSuffixAlphabet[int(random[0])%26]
+	return string(out), nil
+}
+
+// ValidIDSuffix reports whether s can be a clone's id suffix: 1 to 16
+// characters from [a-z0-9].
+func ValidIDSuffix(s string) bool {
+	if s == "" || len(s) > 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }

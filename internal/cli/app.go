@@ -22,6 +22,9 @@ type run struct {
 	commit bool
 	// commits makes those commits and collects what failed (gitcmds.go).
 	commits committer
+	// shared is the shared board's arbiter, if config.yaml says shared:
+	// (gitcmds_shared.go).
+	shared sharedMode
 	// Whether --dir and --owner were given, even as "" (which is an error,
 	// not a request for the default).
 	dirSet, ownerSet bool

@@ -50,7 +50,7 @@ func (r *run) initCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "init",
 		Usage:     "create the board (todo/, doing/, done/) if it is not there yet",
-		UsageText: "pickup init [--dir DIR] [--claude [--uninstall] | --agents]",
+		UsageText: "pickup init [--dir DIR] [--claude [--uninstall] | --agents | --shared [REMOTE]]",
 		Description: "Creates the board directories and .pickup/ (machine-local caches, leases and locks,\n" +
 			"ignored by git), and the board's .gitignore (runtime and temporary files) and\n" +
 			".gitattributes (events.log merge=union: merges of the event log never conflict);\n" +
@@ -63,8 +63,11 @@ func (r *run) initCommand() *ucli.Command {
 			"(Or install pickup's Claude Code plugin instead: see README, \"Claude Code\".)\n" +
 			"--agents prints a section for AGENTS.md that teaches other agents the protocol.\n\n" +
 			"Examples:\n   pickup init\n   pickup init --claude\n   pickup init --agents >> AGENTS.md",
-		Flags: initClaudeFlags(),
+		Flags: append(initClaudeFlags(), &ucli.BoolFlag{Name: "shared", Usage: "share the board with every clone through a git remote (argument: the remote, default origin): claims are won at the remote"}),
 		Action: func(c *ucli.Context) error {
+			if c.Bool("shared") {
+				return r.initShared(c)
+			}
 			if c.NArg() > 0 {
 				return usageError("init takes no arguments; use --dir DIR to choose the board")
 			}
@@ -115,7 +118,7 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 			}
 			s, err := do(cl, id)
 			if err != nil {
-				return err
+				return r.sharedSettle(err)
 			}
 			return r.printSession(verb, s)
 		},
@@ -165,6 +168,7 @@ func (r *run) nextCommand() *ucli.Command {
 				// cleanly: see interruptible.
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
+				defer r.sharedPoll(ctx)()
 				if timeout > 0 {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, timeout)

@@ -38,6 +38,7 @@ func (r *run) boardWith(open func(string) (*sessions.Board, error)) (*sessions.B
 		return nil, err
 	}
 	r.commits.useConfig(cfg)
+	r.shared.useConfig(cfg)
 	return b, nil
 }
 
@@ -52,7 +53,7 @@ func (r *run) readyToChange(b *sessions.Board) error {
 		}
 		return err
 	}
-	return nil
+	return r.shared.ready(b)
 }
 
 // changingBoard is board, then readyToChange: for commands that change the

@@ -165,6 +165,9 @@ func (r *run) syncCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if r.shared.isShared() {
+				return r.syncShared(b)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			repo, err := gitx.Find(ctx, b.Dir)

@@ -28,6 +28,9 @@ func (r *run) register(c *claim.Client) error {
 	}
 	taken, err := r.leases(c.Board).Ensure(c.Owner, leaseRefresh, claim.ReapOptions{}, holders...)
 	r.reportTakenUp(c.Owner, taken)
+	if err == nil {
+		r.sharedHeartbeat(c.Owner, false)
+	}
 	return err
 }
 
@@ -71,6 +74,7 @@ func (r *run) heartbeatCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			r.sharedHeartbeat(cl.Owner, false)
 			if r.json {
 				return r.printJSON(lease)
 			}

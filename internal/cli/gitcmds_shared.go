@@ -1,0 +1,287 @@
+package cli
+
+// The shared board (pickup init --shared): every transition is pushed to
+// the remote's board branch and stands only once the remote took it. See
+// internal/shared.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/shared"
+	"github.com/pickup-dev/pickup/sessions"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// ExitRemote: a shared board's remote could not be reached or refused the
+// push (permissions, a protected branch, a hook); nothing moved.
+const ExitRemote = 8
+
+// sharedMode attaches a shared board's arbiter to the board before the
+// command changes anything. Its zero value is ready.
+type sharedMode struct {
+	mu  sync.Mutex
+	cfg *sessions.Config
+	sb  *shared.Board
+}
+
+func (m *sharedMode) useConfig(cfg sessions.Config) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cfg = &cfg
+}
+
+// ready makes b's transitions go through the remote if config.yaml says
+// `shared: REMOTE`, after bringing the board in line with the remote (one
+// fetch): a session made or moved in another clone is seen here first.
+func (m *sharedMode) ready(b *sessions.Board) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cfg == nil || m.cfg.Shared == "" || m.sb != nil {
+		return nil
+	}
+	ctx := context.Background()
+	sb, err := shared.Open(ctx, b, m.cfg.Shared, m.cfg.SharedBranch)
+	if err != nil {
+		return refuse(err, "a shared board (shared: in config.yaml) must be in a clone of the repository whose remote holds it")
+	}
+	if _, err := sb.Refresh(ctx); err != nil {
+		b.Arbiter = nil
+		if errors.Is(err, shared.ErrNoBoardBranch) {
+			return &remoteFailure{err: err, hint: fmt.Sprintf("run `pickup init --shared %s` in one clone to put the board on the remote; nothing was changed", m.cfg.Shared)}
+		}
+		return err
+	}
+	m.sb = sb
+	return nil
+}
+
+// board returns the shared board, or nil if the board is not shared (or
+// ready has not run).
+func (m *sharedMode) board() *shared.Board {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sb
+}
+
+// heartbeat pushes owner's heartbeat ref on a shared board, at most once
+// per a quarter of the stale period, so that other clones do not reap a
+// live owner of this machine. A failure is a warning: the claim stands.
+func (r *run) sharedHeartbeat(owner string, force bool) {
+	sb := r.shared.board()
+	if sb == nil {
+		return
+	}
+	every := 0 * time.Second
+	if !force {
+		stale := 30 * time.Minute
+		if r.shared.cfg != nil && r.shared.cfg.Stale > 0 {
+			stale = r.shared.cfg.Stale
+		}
+		every = stale / 4
+	}
+	if _, err := sb.Heartbeat(context.Background(), owner, every); err != nil {
+		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+	}
+}
+
+// sharedPoll fetches a shared board every shared_fetch (default 10 s)
+// until ctx ends, so that next --wait wakes for sessions made or released
+// in other clones: applying the fetch writes them into todo/, which the
+// wait watches. It returns a function that stops it.
+func (r *run) sharedPoll(ctx context.Context) func() {
+	sb := r.shared.board()
+	if sb == nil {
+		return func() {}
+	}
+	every := shared.DefaultFetch
+	if r.shared.cfg != nil && r.shared.cfg.SharedFetch > 0 {
+		every = r.shared.cfg.SharedFetch
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := sb.Refresh(ctx); err != nil && ctx.Err() == nil {
+					fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// remoteFailure is a shared board's remote failing before anything moved.
+type remoteFailure struct {
+	err  error
+	hint string
+}
+
+func (e *remoteFailure) Error() string { return e.err.Error() }
+func (e *remoteFailure) Unwrap() error { return e.err }
+func (e *remoteFailure) Hint() string  { return e.hint }
+func (e *remoteFailure) ExitCode() int { return ExitRemote }
+
+// initShared is `pickup init --shared [REMOTE]`.
+func (r *run) initShared(c *ucli.Context) error {
+	if c.NArg() > 1 {
+		return usageError("init --shared takes at most one argument, the remote (default origin)")
+	}
+	remote := "origin"
+	if c.NArg() == 1 {
+		remote = c.Args().First()
+	}
+	dir, err := r.boardDir()
+	if err != nil {
+		return err
+	}
+	b, err := sessions.Init(dir)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	repo, err := gitx.Find(ctx, b.Dir)
+	if err != nil {
+		return refuse(err, "a shared board lives in a git clone: run pickup init --shared inside one")
+	}
+	if _, err := repo.Run(ctx, "remote", "get-url", remote); err != nil {
+		return refuse(fmt.Errorf("init --shared: no remote %q in %s", remote, repo.Top), "name a remote of this clone (`git remote -v` lists them): pickup init --shared NAME")
+	}
+	cfg, err := b.Config()
+	if err != nil {
+		return err
+	}
+	switch {
+	case cfg.Shared == remote:
+	case cfg.Shared != "":
+		return refuse(fmt.Errorf("init --shared %s: the board is shared through %s already (config.yaml)", remote, cfg.Shared), "edit shared: in config.yaml if the remote was renamed")
+	default:
+		if err := appendConfig(b, "shared: "+remote+"\n"); err != nil {
+			return err
+		}
+	}
+	r.noSync = r.noSync || b.NoSync
+	sb, err := shared.Open(ctx, b, remote, cfg.SharedBranch)
+	if err != nil {
+		return err
+	}
+	b.Arbiter = nil // joining is not a transition
+	n, created, err := sb.Join(ctx)
+	if err != nil {
+		return err
+	}
+	excludeBoard(repo, b.Dir)
+	if r.json {
+		return r.printJSON(map[string]any{"dir": b.Dir, "remote": remote, "branch": sb.Branch, "sessions": n, "created": created})
+	}
+	verb := "joined"
+	if created {
+		verb = "created"
+	}
+	r.printf("shared board ready at %s: %s %s/%s (%d sessions)\n", b.Dir, verb, remote, sb.Branch, n)
+	return nil
+}
+
+// appendConfig adds a line to the board's config.yaml.
+func appendConfig(b *sessions.Board, line string) error {
+	path := filepath.Join(b.Dir, sessions.ConfigFile)
+	old, err := fsx.ReadRegular(path)
+	if err != nil && !isNotExist(err) {
+		return err
+	}
+	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
+		line = "\n" + line
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// excludeBoard keeps a shared board's directory out of the user's git
+// status (it is the board branch's checkout, kept by pickup): a line in
+// the clone's own info/exclude, which is never committed.
+func excludeBoard(repo *gitx.Repo, dir string) {
+	rel, err := repo.Rel(dir)
+	if err != nil || rel == "." || rel == "" {
+		return
+	}
+	line := "/" + rel + "/"
+	path := filepath.Join(repo.CommonDir, "info", "exclude")
+	old, _ := os.ReadFile(path)
+	for _, l := range strings.Split(string(old), "\n") {
+		if strings.TrimSpace(l) == line {
+			return
+		}
+	}
+	_ = os.MkdirAll(filepath.Dir(path), 0o755)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	prefix := ""
+	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
+		prefix = "\n"
+	}
+	fmt.Fprintf(f, "%s# pickup: the shared board, kept by pickup on its own branch\n%s\n", prefix, line)
+}
+
+// isShared reports whether the board's config.yaml says shared:.
+func (m *sharedMode) isShared() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg != nil && m.cfg.Shared != ""
+}
+
+// syncShared is `pickup sync` on a shared board: every transition is on
+// the remote already, so it only brings the board in line with it (one
+// fetch).
+func (r *run) syncShared(b *sessions.Board) error {
+	if err := r.shared.ready(b); err != nil {
+		return err
+	}
+	sb := r.shared.board()
+	if r.json {
+		return r.printJSON(map[string]any{"remote": sb.Remote, "branch": sb.Branch, "shared": true})
+	}
+	r.printf("shared board: in line with %s/%s (every transition is pushed as it happens)\n", sb.Remote, sb.Branch)
+	return nil
+}
+
+// sharedSettle completes a transition's error on a shared board: a session
+// that another process of this clone moved first is named with where the
+// remote has it once that process's push is settled, so that a loser
+// names the winner at the remote, not a local racer that lost there too.
+func (r *run) sharedSettle(err error) error {
+	sb := r.shared.board()
+	var e *claim.Error
+	if sb == nil || !errors.As(err, &e) || e.Arbiter || !errors.Is(err, claim.ErrSessionNotAvailable) || e.Holder == "" {
+		return err
+	}
+	if st, owner, ok := sb.Settled(context.Background(), e.ID, 30*time.Second); ok {
+		e.State, e.Holder = st, owner
+	}
+	return err
+}

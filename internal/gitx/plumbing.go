@@ -1,0 +1,96 @@
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Plumbing for pickup's shared board, which builds commits of a branch of
+// its own without a work tree: objects are written with hash-object, trees
+// in a private index (GIT_INDEX_FILE), commits with commit-tree. None of it
+// touches the user's HEAD, index, branches or staged files.
+
+// RunIn runs git like Run, with stdin as its standard input and env added
+// to its environment (GIT_INDEX_FILE for a private index, say).
+func (r *Repo) RunIn(ctx context.Context, stdin []byte, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, r.git(), append([]string{"-C", r.Top}, args...)...)
+	cmd.Env = append(append(r.env(), r.Env...), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.String(), nil
+	}
+	e := &Error{Args: args, Code: -1, Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		e.Code = ee.ExitCode()
+	}
+	if ctx.Err() != nil {
+		e.Err = ctx.Err()
+	}
+	return stdout.String(), e
+}
+
+// CatBlobs reads the blobs named by shas with one cat-file --batch.
+func (r *Repo) CatBlobs(ctx context.Context, shas ...string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(shas) == 0 {
+		return out, nil
+	}
+	in := strings.Join(shas, "\n") + "\n"
+	raw, err := r.RunIn(ctx, []byte(in), nil, "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	data := []byte(raw)
+	for len(data) > 0 {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			break
+		}
+		head := strings.Fields(string(data[:nl]))
+		data = data[nl+1:]
+		if len(head) != 3 {
+			continue // "<sha> missing"
+		}
+		var size int
+		for _, c := range head[2] {
+			size = size*10 + int(c-'0')
+		}
+		if size > len(data) {
+			break
+		}
+		out[head[0]] = data[:size]
+		data = data[min(size+1, len(data)):]
+	}
+	return out, nil
+}
+
+// PushRejected reports whether a failed push was refused because the
+// remote's ref is not where the pusher saw it (someone pushed first), as
+// opposed to the remote being unreachable or refusing the push itself
+// (permissions, a protected branch, a hook).
+func PushRejected(err error) bool {
+	var ge *Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	text := ge.Stderr + ge.Stdout
+	for _, s := range []string{"non-fast-forward", "fetch first", "stale info", "[rejected]", "cannot lock ref", "failed to update ref", "reference already exists"} {
+		if strings.Contains(text, s) && !strings.Contains(text, "hook declined") && !strings.Contains(text, "pre-receive hook") {
+			return true
+		}
+	}
+	return false
+}

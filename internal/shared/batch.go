@@ -1,0 +1,409 @@
+package shared
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// Group commit. Every push is a round trip to the remote and the remote
+// takes one ref update at a time, so a clone pushes the transitions of all
+// its processes that wait at that moment in one commit: each transition
+// is queued as a request file under <git dir>/pickup/queue/, and whichever
+// process gets the clone's lock pushes every queued request and writes
+// each one's outcome next to it. A process that gets the lock and finds
+// its outcome written is done.
+
+// request is a queued transition.
+type request struct {
+	Event sessions.Event `json:"event"`
+	Src   string         `json:"src"`
+	Dst   string         `json:"dst"`
+	// The event's absolute paths, which it does not encode.
+	AbsSrc string `json:"abs_src,omitempty"`
+	AbsDst string `json:"abs_dst,omitempty"`
+	name   string // the request file's name
+}
+
+// outcome is what became of a request.
+type outcome struct {
+	OK     bool           `json:"ok,omitempty"`
+	Lost   bool           `json:"lost,omitempty"`
+	Found  bool           `json:"found,omitempty"`
+	Where  string         `json:"where,omitempty"`
+	State  sessions.State `json:"state,omitempty"`
+	Owner  string         `json:"owner,omitempty"`
+	Remote string         `json:"remote,omitempty"` // the remote's failure
+}
+
+func (s *Board) queueDir() string { return filepath.Join(s.dir, "queue") }
+
+// Publish is the board's Arbiter: it makes the transition e, which has
+// just happened in the board directory, a commit on the remote's board
+// branch, and reports whether it stands. A refusal undoes the local move
+// (the session goes where the remote has it) and records nothing.
+func (s *Board) Publish(e sessions.Event) error {
+	ctx := context.Background()
+	req := request{Event: e, Src: s.rel(e.Src), Dst: s.rel(e.Dst), AbsSrc: e.Src, AbsDst: e.Dst}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	req.name = fmt.Sprintf("%d-%d-%s", time.Now().UnixNano(), os.Getpid(), hex.EncodeToString(rnd[:]))
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.queueDir(), 0o755); err != nil {
+		return err
+	}
+	reqPath := filepath.Join(s.queueDir(), req.name+".req")
+	resPath := filepath.Join(s.queueDir(), req.name+".res")
+	if err := fsx.WriteNew(reqPath, data, 0o644, false); err != nil {
+		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: fmt.Errorf("shared board: queue: %w", err)}
+	}
+	for {
+		unlock, err := s.lock()
+		if err != nil {
+			return err
+		}
+		if res, ok := readOutcome(resPath); ok {
+			unlock()
+			_ = os.Remove(resPath)
+			return s.outcomeErr(e, res)
+		}
+		wait := s.lead(ctx)
+		unlock()
+		if wait > 0 {
+			s.sleep(wait) // refused: let others push first, with the lock free
+		}
+	}
+}
+
+func readOutcome(path string) (outcome, bool) {
+	data, err := fsx.ReadRegular(path)
+	if err != nil {
+		return outcome{}, false
+	}
+	var o outcome
+	if json.Unmarshal(data, &o) != nil {
+		return outcome{}, false
+	}
+	return o, true
+}
+
+// outcomeErr is the error of a request's outcome (nil: it stands).
+func (s *Board) outcomeErr(e sessions.Event, o outcome) error {
+	switch {
+	case o.OK:
+		return nil
+	case o.Lost:
+		return s.lost(e, place{state: o.State, owner: o.Owner, path: o.Where}, o.Found)
+	default:
+		return s.remoteErr(e.Op, errors.New(o.Remote))
+	}
+}
+
+// queued reads the queued requests, oldest first.
+func (s *Board) queued() []request {
+	entries, err := os.ReadDir(s.queueDir())
+	if err != nil {
+		return nil
+	}
+	var out []request
+	for _, ent := range entries {
+		name, ok := strings.CutSuffix(ent.Name(), ".req")
+		if !ok {
+			continue
+		}
+		data, err := fsx.ReadRegular(filepath.Join(s.queueDir(), ent.Name()))
+		if err != nil {
+			continue
+		}
+		var r request
+		if json.Unmarshal(data, &r) != nil {
+			continue
+		}
+		r.name = name
+		r.Event.Src, r.Event.Dst = r.AbsSrc, r.AbsDst
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// settle writes a request's outcome and removes the request.
+func (s *Board) settle(r request, o outcome) {
+	data, _ := json.Marshal(o)
+	res := filepath.Join(s.queueDir(), r.name+".res")
+	tmp := res + ".tmp"
+	if os.WriteFile(tmp, data, 0o644) == nil {
+		_ = os.Rename(tmp, res)
+	}
+	_ = os.Remove(filepath.Join(s.queueDir(), r.name+".req"))
+}
+
+// lead pushes every queued request, with the clone's lock held. It
+// returns how long to pause before trying again when the remote refused
+// the push because someone pushed first (0: every request is settled).
+func (s *Board) lead(ctx context.Context) time.Duration {
+	reqs := s.queued()
+	if len(reqs) == 0 {
+		return 0
+	}
+	fail := func(err error) time.Duration {
+		for _, r := range reqs {
+			_ = s.undoLocal(ctx, r.Event, nil, nil)
+			s.settle(r, outcome{Remote: summary(err)})
+		}
+		return 0
+	}
+	refs, err := s.refs(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	tip := refs[refBoard]
+	if f := refs[refFetched]; f != "" && f != tip {
+		// Another process fetched and was stopped before applying.
+		if err := s.apply(ctx, tip, f); err != nil {
+			return fail(err)
+		}
+		tip = f
+	}
+	t, err := s.lsTree(ctx, tip)
+	if err != nil {
+		return fail(err)
+	}
+	// Each request against the tip as the earlier ones in the batch leave it.
+	var take []request
+	var moves []move
+	for _, r := range reqs {
+		cur, found := t.find(r.Event.ID)
+		if (r.Src != "" && (!found || cur.path != r.Src)) || (r.Src == "" && found) {
+			_ = s.undoLocal(ctx, r.Event, t, nil)
+			s.settle(r, outcome{Lost: true, Found: found, Where: cur.path, State: cur.state, Owner: cur.owner})
+			s.statLine("lost\n")
+			continue
+		}
+		m := move{src: r.Src, dst: r.Dst, event: r.Event}
+		if r.Dst != "" {
+			data, err := fsx.ReadRegular(r.Event.Dst)
+			if err != nil {
+				// Moved on here since, by a later transition of this clone
+				// queued behind this one: its file has the content.
+				data, err = s.readAnywhere(r.Event.ID)
+			}
+			if err != nil {
+				_ = s.undoLocal(ctx, r.Event, t, nil)
+				s.settle(r, outcome{Remote: fmt.Sprintf("read %s: %v", r.Event.Dst, err)})
+				continue
+			}
+			m.content = data
+		}
+		if r.Src != "" {
+			delete(t, r.Src)
+		}
+		if r.Dst != "" {
+			t[r.Dst] = entry{mode: "100644", sha: "pending"}
+		}
+		take = append(take, r)
+		moves = append(moves, m)
+	}
+	if len(take) == 0 {
+		return 0
+	}
+	reqs = take
+	commit, logContent, err := s.build(ctx, tip, moves)
+	if err != nil {
+		return fail(err)
+	}
+	_, err = s.Repo.Run(ctx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
+	if err == nil {
+		if _, err := s.Repo.Run(ctx, "update-ref", refBoard, commit); err == nil {
+			_, _ = s.Repo.Run(ctx, "update-ref", refFetched, commit)
+		}
+		_ = s.place(sessions.EventLogFile, logContent, true)
+		for _, r := range reqs {
+			s.settle(r, outcome{OK: true})
+		}
+		s.stats(len(reqs), true)
+		return 0
+	}
+	s.stats(0, false)
+	if !pushRejected(err) {
+		return fail(err)
+	}
+	// Someone pushed first: take what they did, then try again on their
+	// tip after a pause. Requests that lost are settled then.
+	n := s.refusals(1)
+	if n > s.attempts() {
+		s.refusals(-n)
+		return fail(fmt.Errorf("the remote refused %d pushes in a row because others pushed first (last: %s)", n, summary(err)))
+	}
+	refs, err = s.fetch(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	s.seePeers(refs)
+	if refs[refFetched] != refs[refBoard] {
+		if err := s.apply(ctx, refs[refBoard], refs[refFetched]); err != nil {
+			return fail(err)
+		}
+	}
+	return s.backoff(n)
+}
+
+func (s *Board) attempts() int {
+	if s.Attempts > 0 {
+		return s.Attempts
+	}
+	return DefaultAttempts
+}
+
+// refusals counts the clone's pushes refused in a row (kept in the git
+// directory, under the lock), adding add, and returns the count.
+func (s *Board) refusals(add int) int {
+	path := filepath.Join(s.dir, "refusals")
+	n := 0
+	if data, err := os.ReadFile(path); err == nil {
+		fmt.Sscan(string(data), &n)
+	}
+	if add == 0 {
+		return n
+	}
+	n += add
+	_ = os.WriteFile(path, []byte(fmt.Sprint(n)), 0o644)
+	return n
+}
+
+// stats counts pushes for measurements ($PICKUP_SHARED_STATS names a
+// file that gets one line per push: "ok N" or "refused").
+func (s *Board) stats(n int, ok bool) {
+	if ok {
+		s.refusals(-s.refusals(0))
+	}
+	line := "refused\n"
+	if ok {
+		line = fmt.Sprintf("ok %d\n", n)
+	}
+	s.statLine(line)
+}
+
+func (s *Board) statLine(line string) {
+	path := os.Getenv("PICKUP_SHARED_STATS")
+	if path == "" {
+		return
+	}
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+		_, _ = f.WriteString(line)
+		f.Close()
+	}
+}
+
+// move is one transition of a batch.
+type move struct {
+	src, dst string
+	content  []byte
+	event    sessions.Event
+}
+
+// build makes the commit of moves on tip: each session's file leaves src
+// and arrives at dst with its content, and each event's line is appended
+// to the event log. It returns the commit and the new log.
+func (s *Board) build(ctx context.Context, tip string, moves []move) (string, []byte, error) {
+	var logContent []byte
+	if tip != "" {
+		if out, err := s.Repo.Run(ctx, "rev-parse", "-q", "--verify", tip+":"+sessions.EventLogFile); err == nil {
+			sha := strings.TrimSpace(out)
+			blobs, err := s.Repo.CatBlobs(ctx, sha)
+			if err != nil {
+				return "", nil, err
+			}
+			logContent = blobs[sha]
+		}
+	}
+	var subjects []string
+	objs := [][]byte{nil}
+	for _, m := range moves {
+		line, err := json.Marshal(m.event)
+		if err != nil {
+			return "", nil, err
+		}
+		logContent = append(logContent, append(line, '\n')...)
+		if m.dst != "" {
+			objs = append(objs, m.content)
+		}
+		subj, _, _ := strings.Cut(commitMessage(m.event), "\n")
+		subjects = append(subjects, subj)
+	}
+	objs[0] = logContent
+	shas, err := s.hashObjects(ctx, objs...)
+	if err != nil {
+		return "", nil, err
+	}
+	var info strings.Builder
+	k := 1
+	for _, m := range moves {
+		if m.src != "" && m.src != m.dst {
+			fmt.Fprintf(&info, "0 0000000000000000000000000000000000000000\t%s\n", m.src)
+		}
+		if m.dst != "" {
+			fmt.Fprintf(&info, "100644 %s\t%s\n", shas[k], m.dst)
+			k++
+		}
+	}
+	fmt.Fprintf(&info, "100644 %s\t%s\n", shas[0], sessions.EventLogFile)
+	index := []string{"GIT_INDEX_FILE=" + filepath.Join(s.dir, fmt.Sprintf("index.%d", os.Getpid()))}
+	defer os.Remove(strings.TrimPrefix(index[0], "GIT_INDEX_FILE="))
+	readTree := []string{"read-tree", "--empty"}
+	if tip != "" {
+		readTree = []string{"read-tree", tip}
+	}
+	if _, err := s.Repo.RunIn(ctx, nil, index, readTree...); err != nil {
+		return "", nil, err
+	}
+	if _, err := s.Repo.RunIn(ctx, []byte(info.String()), index, "update-index", "--add", "--index-info"); err != nil {
+		return "", nil, err
+	}
+	treeSha, err := s.Repo.RunIn(ctx, nil, index, "write-tree")
+	if err != nil {
+		return "", nil, err
+	}
+	msg := commitMessage(moves[0].event)
+	if len(moves) > 1 {
+		msg = fmt.Sprintf("pickup: %d transitions\n\n%s", len(moves), strings.Join(subjects, "\n"))
+	}
+	args := []string{"commit-tree", strings.TrimSpace(treeSha), "-m", msg}
+	if tip != "" {
+		args = append(args, "-p", tip)
+	}
+	commit, err := s.Repo.RunIn(ctx, nil, identity, args...)
+	if err != nil {
+		return "", nil, err
+	}
+	return strings.TrimSpace(commit), logContent, nil
+}
+
+// readAnywhere reads session id wherever it is on this board.
+func (s *Board) readAnywhere(id string) ([]byte, error) {
+	places, err := s.B.Locate(id)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range places {
+		if data, err := fsx.ReadRegular(p.Path); err == nil {
+			return data, nil
+		}
+	}
+	return nil, fmt.Errorf("session %s: %w", id, os.ErrNotExist)
+}

@@ -1,0 +1,101 @@
+package shared
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// Heartbeats across clones. Each owner has a ref on the remote,
+// refs/pickup/owners/<owner>, that only that owner moves (a force push of
+// a tiny commit, at most once per interval): no commit on the board
+// branch per heartbeat. Other clones fetch those refs with the branch and
+// judge an owner by when THEY saw its ref change, by their own clock, so
+// that the machines' clocks need not agree; they never look at another
+// machine's pids. Seeing a change renews the owner's lease here (a lease
+// without processes, which reap judges by its heartbeat only); its own
+// machine keeps judging it by its processes.
+
+var pushRejected = gitx.PushRejected
+
+// emptyTree is git's empty tree, which every repository has.
+const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+// Heartbeat pushes owner's heartbeat ref if the last push from this
+// clone is older than every (0: push now). It reports whether it pushed.
+func (s *Board) Heartbeat(ctx context.Context, owner string, every time.Duration) (bool, error) {
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return false, err
+	}
+	mark := filepath.Join(s.dir, "heartbeats", owner)
+	if info, err := os.Lstat(mark); err == nil && every > 0 && time.Since(info.ModTime()) < every {
+		return false, nil
+	}
+	msg := fmt.Sprintf("pickup: heartbeat %s %s", owner, time.Now().UTC().Format(time.RFC3339Nano))
+	commit, err := s.Repo.RunIn(ctx, nil, identity, "commit-tree", emptyTree, "-m", msg)
+	if err != nil {
+		return false, s.remoteErr("heartbeat", err)
+	}
+	if _, err := s.Repo.Run(ctx, "push", "--quiet", "--no-verify", "--force", s.Remote, strings.TrimSpace(commit)+":"+ownersRef+owner); err != nil {
+		return false, s.remoteErr("heartbeat", err)
+	}
+	_ = os.MkdirAll(filepath.Dir(mark), 0o755)
+	if err := os.WriteFile(mark, nil, 0o644); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(mark, now, now)
+	}
+	return true, nil
+}
+
+// peerSeen is what this clone knows of another owner's heartbeat ref.
+type peerSeen struct {
+	Commit string    `json:"commit"`
+	Seen   time.Time `json:"seen"` // by this clone's clock
+}
+
+// seePeers notes the owners whose heartbeat refs changed since the last
+// fetch, and renews their leases here. Owners with a process on this
+// machine are left alone: their processes speak for them.
+func (s *Board) seePeers(refs map[string]string) {
+	path := filepath.Join(s.dir, "peers.json")
+	seen := map[string]peerSeen{}
+	if data, err := fsx.ReadRegular(path); err == nil {
+		_ = json.Unmarshal(data, &seen)
+	}
+	changed := false
+	leases := &claim.Leases{Board: s.B}
+	now := time.Now().UTC()
+	for ref, commit := range refs {
+		owner, ok := strings.CutPrefix(ref, refPeers)
+		if !ok || sessions.ValidateOwner(owner) != nil || seen[owner].Commit == commit {
+			continue
+		}
+		seen[owner] = peerSeen{Commit: commit, Seen: now}
+		changed = true
+		if l, err := leases.Get(owner); err == nil && len(l.Holders) > 0 {
+			continue // an owner of this machine
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		_, _ = leases.Heartbeat(owner)
+	}
+	if !changed {
+		return
+	}
+	if data, err := json.Marshal(seen); err == nil {
+		tmp := path + fmt.Sprintf(".%d", os.Getpid())
+		if os.WriteFile(tmp, data, 0o644) == nil {
+			_ = os.Rename(tmp, path)
+		}
+	}
+}

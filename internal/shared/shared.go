@@ -1,0 +1,229 @@
+// Package shared makes a board shared by many clones of one repository:
+// its history lives on a branch of its own on a git remote (default
+// "pickup"), and every transition stands only once a commit that makes
+// it is on that branch. The remote's ref update is the compare-and-swap:
+// a push that is not a fast-forward of what the remote has is refused, so
+// of any number of clones that move one session, exactly one wins.
+//
+// The board directory of each clone is a checkout of that branch that
+// pickup keeps itself: a transition renames there first (which settles
+// racers inside one clone), then builds a commit on the last fetched tip
+// with plumbing and a private index under the git directory, and pushes
+// it. A refused push fetches the branch and looks where the remote has
+// the session: moved by someone else, the transition lost and the local
+// move is undone; untouched, the move is replayed on the new tip and
+// pushed again, with backoff and jitter. A remote that cannot be reached,
+// or that refuses the push for another reason (permissions, a protected
+// branch, a hook), undoes the local move too and fails with ErrRemote:
+// never a silent local-only claim.
+//
+// Nothing here touches the user's HEAD, index, branches or staged files:
+// pickup writes objects, refs under refs/pickup/ and files under
+// <git dir>/pickup/ only.
+package shared
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/sessions"
+	"golang.org/x/sys/unix"
+)
+
+// Defaults.
+const (
+	DefaultBranch = "pickup"
+	DefaultFetch  = 10 * time.Second
+	// DefaultAttempts bounds the pushes in a row that the remote refuses
+	// because others pushed first (with the pauses, minutes of a busy
+	// remote: a refusal is the normal outcome of contention, not an error).
+	DefaultAttempts = 1000
+)
+
+// Refs in the local repository (never branches: git branch does not list
+// them, and no checkout moves them).
+const (
+	refBoard   = "refs/pickup/board"   // the remote tip the board directory shows
+	refFetched = "refs/pickup/fetched" // the remote tip last fetched
+	refPeers   = "refs/pickup/peers/"  // other owners' heartbeat refs, fetched
+	ownersRef  = "refs/pickup/owners/" // on the remote: one heartbeat ref per owner
+)
+
+// ErrRemote: the remote could not be reached, or refused the push for a
+// reason other than a race (permissions, a protected branch, a hook).
+// Nothing moved locally. It comes as a *RemoteError.
+var ErrRemote = errors.New("shared board: remote failed")
+
+// ErrNoBoardBranch: the remote has no board branch yet.
+var ErrNoBoardBranch = errors.New("the remote has no board branch")
+
+// RemoteError says which remote failed, doing what, and how to fix it.
+type RemoteError struct {
+	Remote, Branch, Op string
+	Err                error
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("%s: remote %s (branch %s): %v", e.Op, e.Remote, e.Branch, summary(e.Err))
+}
+
+// Unwrap gives ErrRemote only: the git command's own error (and its exit
+// status, which is not pickup's) stays out of errors.As.
+func (e *RemoteError) Unwrap() error { return ErrRemote }
+
+// Hint says what to do.
+func (e *RemoteError) Hint() string {
+	return fmt.Sprintf("nothing was moved on this board; check that `git fetch %s` and `git push %s %s` work from this clone (network, credentials, write access; the branch %s must not be protected nor guarded by a hook that refuses pickup's commits), then run the command again",
+		e.Remote, e.Remote, e.Branch, e.Branch)
+}
+
+func summary(err error) string {
+	var ge *gitx.Error
+	if errors.As(err, &ge) {
+		return ge.Summary()
+	}
+	return err.Error()
+}
+
+// Board is a board shared through a git remote.
+type Board struct {
+	B      *sessions.Board
+	Repo   *gitx.Repo
+	Remote string
+	Branch string
+	// Attempts bounds the pushes of one transition (DefaultAttempts).
+	Attempts int
+	// Sleep and Rand are for the backoff between refused pushes (tests
+	// replace them).
+	Sleep func(time.Duration)
+	Rand  func() float64
+
+	dir string // <git common dir>/pickup
+	// mu makes the goroutines of this process take turns (pickup work's
+	// workers share a Board); the flock, the processes of the clone.
+	mu sync.Mutex
+}
+
+// Open prepares the shared board of b on remote (branch "" is
+// DefaultBranch). It sets b.Arbiter and b.IDSuffix. It runs git once (to
+// find the repository) and touches nothing.
+func Open(ctx context.Context, b *sessions.Board, remote, branch string) (*Board, error) {
+	repo, err := gitx.Find(ctx, b.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("shared board: %w", err)
+	}
+	if branch == "" {
+		branch = DefaultBranch
+	}
+	s := &Board{B: b, Repo: repo, Remote: remote, Branch: branch, dir: filepath.Join(repo.CommonDir, "pickup")}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("shared board: %w", err)
+	}
+	suffix, err := s.idSuffix()
+	if err != nil {
+		return nil, err
+	}
+	b.IDSuffix = suffix
+	b.Arbiter = s.Publish
+	return s, nil
+}
+
+// idSuffix is this clone's id suffix, made once and kept in the git
+// directory (a clone of a clone gets its own: the git directory is not
+// cloned).
+func (s *Board) idSuffix() (string, error) {
+	path := filepath.Join(s.dir, "id-suffix")
+	if data, err := fsx.ReadRegular(path); err == nil {
+		if v := strings.TrimSpace(string(data)); sessions.ValidIDSuffix(v) {
+			return v, nil
+		}
+	}
+	random := make([]byte, sessions.IDSuffixLen)
+	_, _ = rand.Read(random)
+	v, err := sessions.NewIDSuffix(random)
+	if err != nil {
+		return "", err
+	}
+	if err := fsx.WriteNew(path, []byte(v+"\n"), 0o644, true); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("shared board: id suffix: %w", err)
+	}
+	// Another process may have written one first: use the one kept.
+	if data, err := fsx.ReadRegular(path); err == nil {
+		if kept := strings.TrimSpace(string(data)); sessions.ValidIDSuffix(kept) {
+			return kept, nil
+		}
+	}
+	return v, nil
+}
+
+// lock takes the clone's lock: the pickup processes of one clone fetch,
+// apply and push one at a time, so that the board directory and the refs
+// under refs/pickup/ change in step.
+func (s *Board) lock() (func(), error) {
+	s.mu.Lock()
+	fd, err := unix.Open(filepath.Join(s.dir, "lock"), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("shared board: lock: %w", err)
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		s.mu.Unlock()
+		return nil, fmt.Errorf("shared board: lock: %w", err)
+	}
+	return func() {
+		unix.Close(fd) // releases the flock
+		s.mu.Unlock()
+	}, nil
+}
+
+func (s *Board) remoteErr(op string, err error) error {
+	return &RemoteError{Remote: s.Remote, Branch: s.Branch, Op: op, Err: err}
+}
+
+func (s *Board) sleep(d time.Duration) {
+	if s.Sleep != nil {
+		s.Sleep(d)
+		return
+	}
+	time.Sleep(d)
+}
+
+func (s *Board) rand() float64 {
+	if s.Rand != nil {
+		return s.Rand()
+	}
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return float64(int(b[0])<<8|int(b[1])) / 65536
+}
+
+// backoff is the pause before retry n (from 1): 2 ms doubling up to 64
+// ms, times a jitter in [0.5, 1.5): racers that were refused together
+// spread out instead of colliding again. It stays short: the retry has
+// just fetched the winner's tip, and a long pause would only hand the
+// next round to clones that were not refused (starving this one).
+func (s *Board) backoff(n int) time.Duration {
+	d := 2 * time.Millisecond
+	for i := 1; i < n && d < 64*time.Millisecond; i++ {
+		d *= 2
+	}
+	d = min(d, 64*time.Millisecond)
+	return time.Duration(float64(d) * (0.5 + s.rand()))
+}
