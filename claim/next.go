@@ -167,6 +167,7 @@ type listings struct {
 	// never be claimed until doctor repairs them: skipped for this call.
 	conflicts map[string]bool
 	full      bool // the listing cache failed this call: read todo/ in full
+	fresh     bool // a fresh stamp's lineup was tried (see sessions.PeekFresh)
 }
 
 func (l *listings) conflict(id string) {

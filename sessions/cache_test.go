@@ -94,7 +94,7 @@ func TestCacheIsWritten(t *testing.T) {
 		if err != nil {
 			t.Fatalf("no cache for %s after List: %v", key, err)
 		}
-		if !bytes.HasPrefix(data, []byte(cacheHeader+"\n")) {
+		if !bytes.HasPrefix(data, []byte(cacheHeader+" ")) {
 			t.Errorf("cache %s does not start with the header: %q", key, data)
 		}
 	}

@@ -80,6 +80,7 @@ func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) 
 		if err != nil {
 			return Session{}, fmt.Errorf("create session %s: %w", id, err)
 		}
+		b.MarkChanged(Todo) // the next next lists todo/ (see PeekFresh)
 		_ = b.Record(Event{Op: "new", ID: id, Dst: path})
 		return Session{ID: id, State: Todo, Meta: m, Path: path}, nil
 	}
