@@ -37,8 +37,13 @@ const cacheFields = 11
 // dependsField is the index of depends_on among them.
 const dependsField = 9
 
+// cacheVersion names the files of this format, so that pickup binaries of
+// two formats on one board (an upgrade, a before/after benchmark) each keep
+// their own cache instead of rewriting each other's on every call.
+const cacheVersion = ".v5"
+
 func (b *Board) cachePath(key string) string {
-	return filepath.Join(b.RuntimeDir(), "cache", key)
+	return filepath.Join(b.RuntimeDir(), "cache", key+cacheVersion)
 }
 
 // cacheIndex is a loaded cache: its entries, and their index by file name.

@@ -18,7 +18,7 @@ import (
 // only priority order and "nothing available" depend on it: who gets a
 // session is decided by the no-replace rename, and a session gone since is
 // skipped. So a full listing that the listing cache answered leaves a
-// stamp, .pickup/cache/todo.seen, naming the cache's token and when the
+// stamp, .pickup/cache/todo.seen.v5, naming the cache's token and when the
 // listing began; for SnapshotAge after that, PeekFresh walks the cache's
 // lines in board order and lstats only the first few sessions instead.
 //
@@ -41,6 +41,14 @@ import (
 // SnapshotAge is how long a one-shot next trusts a full listing of todo/
 // made by any process (see PeekFresh).
 const SnapshotAge = time.Second
+
+// lineupAge is b.LineupAge, its default applied.
+func (b *Board) lineupAge() time.Duration {
+	if b.LineupAge == 0 {
+		return SnapshotAge
+	}
+	return b.LineupAge
+}
 
 // freshSkip is how many lines of sessions gone since a walk passes before
 // it gives up for a full listing, which drops them from the cache.
@@ -184,13 +192,14 @@ func (b *Board) describes(name, path string) bool {
 	return unix.Stat(b.stampPath(Todo), &after) == nil && after.Ino == before.Ino
 }
 
-// PeekFresh is PeekMatching from a stamp younger than maxAge, without
+// PeekFresh is PeekMatching from a stamp younger than b.LineupAge, without
 // reading the directory: the first n sessions that f matches, in board
 // order, among the lines of the cache the stamp names whose files are
 // still there with the line's inode. It reports false when it cannot
 // answer (no fresh stamp, a line whose file was replaced, too many lines of
 // sessions gone since) and when it finds none: the caller lists then.
-func (b *Board) PeekFresh(st State, n int, f TagFilter, maxAge time.Duration) ([]Session, bool) {
+func (b *Board) PeekFresh(st State, n int, f TagFilter) ([]Session, bool) {
+	maxAge := b.lineupAge()
 	if st == Doing || maxAge <= 0 {
 		return nil, false
 	}
