@@ -139,15 +139,20 @@ func TestNextFreshHandCopy(t *testing.T) {
 
 // TestNextFreshNothingNeedsTwoListings: a trusted listing that holds no
 // claimable session is no listing: "nothing available" still takes two full
-// listings in a row. Here the lineup's sessions are all gone, a session
-// copied by hand waits, and the first full listing misses it (as readdir
-// may): the second finds it.
+// listings in a row. Here the lineup holds only a session that waits on a
+// dependency, a session copied by hand waits too, and the first full
+// listing misses it (as readdir may): the second finds it.
 func TestNextFreshNothingNeedsTwoListings(t *testing.T) {
-	b, c := freshBoard(t, 3)
-	for _, id := range []string{"n01", "n02"} {
-		if _, err := c.Claim(id); err != nil {
-			t.Fatal(err)
-		}
+	b := pkBoard(t)
+	b.LineupAge = time.Hour
+	pkPut(t, b, sessions.Todo, "", "first", sessions.Meta{Priority: sessions.High})
+	pkPut(t, b, sessions.Todo, "", "waits", sessions.Meta{DependsOn: []string{"never"}})
+	if _, err := b.List(sessions.Todo); err != nil {
+		t.Fatal(err)
+	}
+	c := pkClient(t, b, "alice")
+	if s, err := c.Next(context.Background()); err != nil || s.ID != "first" {
+		t.Fatalf("first Next = %v, %v; want first", s.ID, err)
 	}
 	pkPut(t, b, sessions.Todo, "", "hand", sessions.Meta{})
 	q := pkClient(t, b, "bob").NewQueue(claim.NextOptions{})
@@ -158,6 +163,6 @@ func TestNextFreshNothingNeedsTwoListings(t *testing.T) {
 	}
 	claim.MissListings(q, 0)
 	if _, err := q.Next(context.Background()); !errors.Is(err, claim.ErrNothingAvailable) {
-		t.Fatalf("Next on an empty todo/ = %v, want ErrNothingAvailable", err)
+		t.Fatalf("Next with only a waiting session = %v, want ErrNothingAvailable", err)
 	}
 }
