@@ -117,7 +117,7 @@ func (b *Board) readStamp(st State) (token uint64, t0 time.Time, ok bool) {
 		return 0, t0, false
 	}
 	line, ok := bytes.CutPrefix(buf[:n], []byte(stampMagic))
-	if !ok || line[len(line)-1] != '\n' {
+	if !ok || len(line) == 0 || line[len(line)-1] != '\n' {
 		return 0, t0, false
 	}
 	ns, hex, ok := bytes.Cut(line[:len(line)-1], []byte(" "))

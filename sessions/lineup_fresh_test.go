@@ -66,6 +66,20 @@ func TestPeekFreshCannotAnswer(t *testing.T) {
 		{"stamp too old", func(t *testing.T, b *Board, _ []Session) { b.LineupAge = time.Nanosecond }},
 		{"lineup off", func(t *testing.T, b *Board, _ []Session) { b.LineupAge = -1 }},
 		{"no stamp", func(t *testing.T, b *Board, _ []Session) { b.MarkChanged(Todo) }},
+		{"stamp torn", func(t *testing.T, b *Board, _ []Session) {
+			if err := os.WriteFile(b.stampPath(Todo), []byte(stampMagic), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"stamp cut short", func(t *testing.T, b *Board, _ []Session) {
+			data, err := os.ReadFile(b.stampPath(Todo))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(b.stampPath(Todo), data[:len(data)-3], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"cache rewritten since", func(t *testing.T, b *Board, _ []Session) {
 			if _, err := b.ListState(Todo, true); err != nil {
 				t.Fatal(err)
