@@ -31,12 +31,26 @@ func (q *Queue) candidates(l *listings) (list *ordered, blocked, excluded int, e
 	if _, err := leases.Reap(ReapOptions{OnlyDead: true, Except: q.c.Owner}); err != nil {
 		return nil, 0, 0, err
 	}
+	l.fromLineup = false
 	ready := q.depsDone()
 	b := q.c.Board
 	f := q.opts.Filter
 	switch {
 	case l.full:
 	case q.opts.Snapshot <= 0:
+		// First from a full listing that any process made less than
+		// b.LineupAge ago, when there is one and it still holds
+		// a claimable session; once per call, so that "nothing
+		// available" always comes from two full listings.
+		if !l.fresh {
+			l.fresh = true
+			if first, ok := b.PeekFresh(sessions.Todo, peekSize, f); ok {
+				if list, blocked := filterReady(first, l.conflicts, ready); len(list) > 0 {
+					l.fromLineup = true
+					return newOrdered(list), blocked, 0, nil
+				}
+			}
+		}
 		first, more, excluded, ok := b.PeekMatching(sessions.Todo, peekSize, f)
 		if ok {
 			list, blocked := filterReady(first, l.conflicts, ready)

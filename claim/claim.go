@@ -216,6 +216,7 @@ func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 	}
 	leave()
 	if err == nil {
+		c.Board.Arrived(dst) // into todo/: the next next must see it (see sessions.PeekFresh)
 		return moved{op: op, id: id, src: src, dst: dst,
 			dstSync: c.changed(filepath.Dir(dst)), srcSync: c.changed(filepath.Dir(src))}, nil
 	}

@@ -143,7 +143,7 @@ func TestQueueLineupDependencies(t *testing.T) {
 // listing cache unreadable.
 func damageCacheLine(t *testing.T, b *sessions.Board, name string) {
 	t.Helper()
-	path := b.RuntimeDir() + "/cache/todo"
+	path := b.RuntimeDir() + "/cache/todo.v5" // sessions.cachePath
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,10 @@ type Board struct {
 	// NoSync skips the fsyncs that make writes and transitions durable
 	// across power loss. Atomicity does not depend on them.
 	NoSync bool
+	// LineupAge is how long a one-shot next trusts a full listing of todo/
+	// that any process made, instead of reading todo/ again (see
+	// PeekFresh): 0 means SnapshotAge, a negative age never.
+	LineupAge time.Duration
 	// Now replaces time.Now in tests.
 	Now func() time.Time
 	// OnEvent, if set, is called by Record after each transition was

@@ -1,8 +1,10 @@
 package sessions
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,14 +20,16 @@ import (
 // a cache: it is rewritten atomically, any process may replace it, losing it
 // costs one full read, and a line that cannot be parsed is ignored.
 //
-// Format: a header line, then one line per session with tab-separated
+// Format: a header line ("pickup-cache 5 " and a token of 16 hex digits,
+// new at every write, which a listing's stamp names: see lineup_fresh.go),
+// then one line per session with tab-separated
 // fields: name, inode, mtime (ns), size, priority, created_at (Unix
 // "seconds.nanoseconds": a count of nanoseconds only covers 1678 to 2262),
 // attempts, title, tags, depends_on, problem. Text fields escape backslash,
 // tab and newline; lists are joined with \x1f. Lines are in board order
 // (Compare), so that next can take the first present entries without
 // decoding the rest (see Peek).
-const cacheHeader = "pickup-cache 4"
+const cacheHeader = "pickup-cache 5"
 
 // cacheFields is the number of tab-separated fields of an entry line.
 const cacheFields = 11
@@ -33,8 +37,13 @@ const cacheFields = 11
 // dependsField is the index of depends_on among them.
 const dependsField = 9
 
+// cacheVersion names the files of this format, so that pickup binaries of
+// two formats on one board (an upgrade, a before/after benchmark) each keep
+// their own cache instead of rewriting each other's on every call.
+const cacheVersion = ".v5"
+
 func (b *Board) cachePath(key string) string {
-	return filepath.Join(b.RuntimeDir(), "cache", key)
+	return filepath.Join(b.RuntimeDir(), "cache", key+cacheVersion)
 }
 
 // cacheIndex is a loaded cache: its entries, and their index by file name.
@@ -69,7 +78,7 @@ func (b *Board) loadCache(key string) *cacheIndex {
 	// One string for the whole file: every field is a substring of it.
 	text := string(data)
 	header, rest, ok := strings.Cut(text, "\n")
-	if !ok || header != cacheHeader {
+	if _, hok := parseCacheHeader([]byte(header)); !ok || !hok {
 		return nil
 	}
 	n := strings.Count(rest, "\n")
@@ -135,8 +144,7 @@ func (b *Board) saveCache(key string, list []Session) {
 	// Appended field by field, with no string per field: on a cold listing
 	// of 100,000 sessions this runs once per session.
 	buf := make([]byte, 0, len(list)*96+len(cacheHeader)+1)
-	buf = append(buf, cacheHeader...)
-	buf = append(buf, '\n')
+	buf = appendCacheHeader(buf)
 	for i := range list {
 		s := &list[i]
 		buf = append(buf, filepath.Base(s.Path)...)
@@ -175,6 +183,51 @@ func (b *Board) writeCache(key string, data []byte) {
 		return
 	}
 	_ = fsx.WriteReplace(b.cachePath(key), data, 0o644, false)
+}
+
+// appendCacheHeader appends a header line with a new token: no two writes
+// of a cache share one, so a stamp that names a token names one content.
+func appendCacheHeader(buf []byte) []byte {
+	buf = append(buf, cacheHeader...)
+	buf = append(buf, ' ')
+	buf = appendHex16(buf, rand.Uint64())
+	return append(buf, '\n')
+}
+
+// parseCacheHeader returns the token of a cache's header line (without its
+// newline), and false if it is not the header of this format.
+func parseCacheHeader(line []byte) (token uint64, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(cacheHeader+" "))
+	if !ok {
+		return 0, false
+	}
+	return parseHex16(rest)
+}
+
+func appendHex16(buf []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		buf = append(buf, digits[(v>>uint(shift))&0xf])
+	}
+	return buf
+}
+
+func parseHex16(b []byte) (uint64, bool) {
+	if len(b) != 16 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
 }
 
 // appendUnix appends a time as "seconds.nanoseconds" since the Unix epoch:

@@ -22,17 +22,17 @@ func TestCacheCorrupt(t *testing.T) {
 	}{
 		{name: "empty", corrupt: func([]byte) []byte { return nil }},
 		{name: "garbage", corrupt: func([]byte) []byte { return []byte("\x00\xff garbage\n\t\t\t\n\\\\\\") }},
-		{name: "only a header", corrupt: func([]byte) []byte { return []byte(cacheHeader + "\n") }},
+		{name: "only a header", corrupt: func([]byte) []byte { return appendCacheHeader(nil) }},
 		{name: "header without newline", corrupt: func([]byte) []byte { return []byte(cacheHeader) }},
 		{name: "wrong header", corrupt: func(v []byte) []byte { return bytes.Replace(v, []byte(cacheHeader), []byte("pickup-cache 0"), 1) }},
 		{name: "no header", corrupt: func(v []byte) []byte { _, rest, _ := bytes.Cut(v, []byte("\n")); return rest }},
 		{name: "truncated line", corrupt: func(v []byte) []byte { return v[:len(v)-len("\tfrom the cache\t\t\t\n")-2] }},
 		{name: "truncated in the last field", corrupt: func(v []byte) []byte { return v[:len(v)-1] }, perm: true},
-		{name: "three fields", corrupt: func([]byte) []byte { return []byte(cacheHeader + "\na.md\t1\t2\n") }},
+		{name: "three fields", corrupt: func([]byte) []byte { return []byte(string(appendCacheHeader(nil)) + "a.md\t1\t2\n") }},
 		{name: "twelve fields", corrupt: func(v []byte) []byte { return append(bytes.TrimSuffix(v, []byte("\n")), "\textra\n"...) }},
-		{name: "eleven empty fields", corrupt: func([]byte) []byte { return []byte(cacheHeader + "\n" + strings.Repeat("\t", 10) + "\n") }},
+		{name: "eleven empty fields", corrupt: func([]byte) []byte { return []byte(string(appendCacheHeader(nil)) + strings.Repeat("\t", 10) + "\n") }},
 		{name: "bad numbers", corrupt: func(v []byte) []byte {
-			return []byte(cacheHeader + "\na.md\tx\ty\tz\t1\t0\t0\tfrom the cache\t\t\t\n")
+			return []byte(string(appendCacheHeader(nil)) + "a.md\tx\ty\tz\t1\t0\t0\tfrom the cache\t\t\t\n")
 		}},
 		{name: "priority out of range", corrupt: func(v []byte) []byte { return replaceField(v, 4, "9") }},
 		{name: "priority below range", corrupt: func(v []byte) []byte { return replaceField(v, 4, "-5") }},

@@ -90,11 +90,11 @@ func TestCacheIsWritten(t *testing.T) {
 	cachePut(t, b, "doing/alice/b.md", cacheSession("low", "b"))
 	cacheMustList(t, b)
 	for _, key := range []string{"todo", "doing.alice"} {
-		data, err := os.ReadFile(filepath.Join(b.RuntimeDir(), "cache", key))
+		data, err := os.ReadFile(b.cachePath(key))
 		if err != nil {
 			t.Fatalf("no cache for %s after List: %v", key, err)
 		}
-		if !bytes.HasPrefix(data, []byte(cacheHeader+"\n")) {
+		if !bytes.HasPrefix(data, []byte(cacheHeader+" ")) {
 			t.Errorf("cache %s does not start with the header: %q", key, data)
 		}
 	}
@@ -108,7 +108,7 @@ func TestCacheIsWritten(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{"doing.alice", "todo"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"doing.alice" + cacheVersion, "todo" + cacheVersion}; !reflect.DeepEqual(names, want) {
 		t.Errorf("cache directory holds %q, want %q", names, want)
 	}
 }

@@ -80,6 +80,7 @@ func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) 
 		if err != nil {
 			return Session{}, fmt.Errorf("create session %s: %w", id, err)
 		}
+		b.MarkChanged(Todo) // the next next lists todo/ (see PeekFresh)
 		if err := b.Record(Event{Op: "new", ID: id, Dst: path}); err != nil && b.Arbiter != nil {
 			return Session{}, fmt.Errorf("create session %s: %w", id, err) // undone by the arbiter
 		}

@@ -79,6 +79,9 @@ func (b *Board) CheckWith(o CheckOptions) ([]Finding, error) {
 		out = append(out, Finding{Kind: "git", Path: b.Dir, Message: stopped.Error() + "; the findings below may be that operation's, not the branch's"})
 	}
 	repair = repair && b.unsafe == nil
+	if repair {
+		defer b.MarkChanged(Todo) // a repair may put sessions back in todo/
+	}
 	copies := map[string][]copyOf{}
 	scan := func(st State, owner string) error {
 		dir := b.StateDir(st, owner)

@@ -43,7 +43,7 @@ func (b *Board) Lineup(st State) (*Lineup, bool) {
 	// The lineup keeps a copy of the lines it holds (it outlives the
 	// mapping), which is also a cache with only those lines.
 	l := &Lineup{st: st, dir: b.StateDir(st, ""), data: make([]byte, 0, len(data))}
-	l.data = append(append(l.data, cacheHeader...), '\n')
+	l.data = appendCacheHeader(l.data)
 	_, ok := b.walkCache(st, data, true, func(_, line []byte) bool {
 		l.lines = append(l.lines, len(l.data))
 		l.data = append(append(l.data, line...), '\n')

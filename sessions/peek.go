@@ -60,7 +60,7 @@ func (b *Board) Peek(st State, n int) (first []Session, more int, ok bool) {
 // opened.
 func (b *Board) walkCache(st State, data []byte, stale bool, each func(name, line []byte) bool) (matched int, ok bool) {
 	header, lines, _ := bytes.Cut(data, []byte("\n"))
-	if string(header) != cacheHeader {
+	if _, ok := parseCacheHeader(header); !ok {
 		return 0, false
 	}
 	// The directory cannot hold more sessions than the cache has lines if

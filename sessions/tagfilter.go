@@ -195,7 +195,17 @@ func (b *Board) PeekMatching(st State, n int, f TagFilter) (first []Session, mor
 	defer release()
 	dir := b.StateDir(st, "")
 	m := f.lineMatcher()
+	// A listing of todo/ leaves a stamp (see PeekFresh), begun before it.
+	var seen *stamp
+	if st == Todo {
+		seen = b.beginStamp(st)
+		defer seen.done()
+	}
+	firstAt := len(data) // where the first present line starts
 	matched, ok := b.walkCache(st, data, false, func(name, line []byte) bool {
+		if firstAt == len(data) {
+			firstAt = cap(data) - cap(line) // line is a subslice of data
+		}
 		if !m.match(line) {
 			excluded++
 			return true
@@ -213,6 +223,7 @@ func (b *Board) PeekMatching(st State, n int, f TagFilter) (first []Session, mor
 	if !ok {
 		return nil, 0, 0, false
 	}
+	b.restamp(st, seen, data, firstAt)
 	return first, matched - excluded - len(first), excluded, true
 }
 

@@ -215,6 +215,7 @@ func (r *run) syncCommand() *ucli.Command {
 				},
 			}
 			res, err := s.Sync(ctx)
+			b.MarkChanged(sessions.Todo) // pulled sessions: the next next lists todo/
 			out.SyncResult = res
 			out.MovedClaims = watch.moved(context.WithoutCancel(ctx))
 			r.warnMoved(out.MovedClaims)
