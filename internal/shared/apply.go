@@ -14,6 +14,7 @@ import (
 
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/sessions"
 )
 
 // refs returns the refs under refs/pickup/ with their commits: one git
@@ -264,6 +265,12 @@ func (s *Board) removeCopies(id, keep string) {
 // otherwise it is created exclusively and an existing file is left alone.
 // The directory must be the board's own, never a link.
 func (s *Board) place(rel string, content []byte, replace bool) error {
+	if filepath.ToSlash(filepath.Dir(rel)) == string(sessions.Todo) {
+		// After the file is in place, never before: a listing that began
+		// in between would stamp itself fresh without it (see
+		// sessions.Board.PeekFresh).
+		defer s.B.MarkChanged(sessions.Todo)
+	}
 	if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
 		if err := s.B.CheckDir(dir); err != nil {
 			return fmt.Errorf("shared board: %w", err)
