@@ -37,6 +37,10 @@ type Config struct {
 	// (default 10s).
 	SharedBranch string
 	SharedFetch  time.Duration
+	// LineupAge is how long a one-shot next trusts a full listing of
+	// todo/ (Board.LineupAge): 0 is the default (1s); "0s" in the file
+	// is stored as a negative value, listing every time.
+	LineupAge time.Duration
 }
 
 // Config reads and checks <board>/config.yaml. A mistake in it (an

@@ -54,7 +54,7 @@ func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 // settingNames are the settings config.yaml may hold, in the order the
 // documentation gives them.
 func settingNames() []string {
-	return []string{"stale", "commit", "keep_on_session_end", "max_attempts", "shared", "shared_branch", "shared_fetch"}
+	return []string{"stale", "commit", "keep_on_session_end", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age"}
 }
 
 // ConfigLine returns the line of config.yaml that sets name, or 0 if none
@@ -161,6 +161,16 @@ func applySetting(c *Config, name string, v any) string {
 			return fmt.Sprintf("shared_fetch: %s is not a positive duration: write shared_fetch: 10s (how often next --wait fetches a shared board)", describeValue(v))
 		}
 		c.SharedFetch = d
+	case "lineup_age":
+		str, _ := v.(string)
+		d, err := time.ParseDuration(str)
+		if err != nil || d < 0 {
+			return fmt.Sprintf("lineup_age: %s is not a duration: write lineup_age: 1s (how long next trusts a full listing of todo/; 0s: list every time)", describeValue(v))
+		}
+		if d == 0 {
+			d = -1 // Board.LineupAge's "always list"
+		}
+		c.LineupAge = d
 	default:
 		known := strings.Join(settingNames(), ", ")
 		if near := nearestSetting(name); near != "" {
