@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/proc"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -22,6 +23,8 @@ type run struct {
 	commit bool
 	// commits makes those commits and collects what failed (gitcmds.go).
 	commits committer
+	// proc is procEnv's, made on first use.
+	proc *proc.Env
 	// Whether --dir and --owner were given, even as "" (which is an error,
 	// not a request for the default).
 	dirSet, ownerSet bool
