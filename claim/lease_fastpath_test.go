@@ -80,3 +80,50 @@ func TestRenew(t *testing.T) {
 		}
 	})
 }
+
+// Remove deletes the lease and its guard; with neither there it creates
+// nothing (no guard file made only to be deleted).
+func TestRemove(t *testing.T) {
+	b := leaseBoard(t)
+	l := &claim.Leases{Board: b}
+	dir := filepath.Join(b.RuntimeDir(), "leases")
+	lease, guard := filepath.Join(dir, "alice.json"), filepath.Join(dir, "alice.lock")
+	gone := func(paths ...string) {
+		t.Helper()
+		for _, p := range paths {
+			if _, err := os.Lstat(p); !os.IsNotExist(err) {
+				t.Errorf("%s is there after Remove (%v)", filepath.Base(p), err)
+			}
+		}
+	}
+	if _, err := l.Register("alice", proc.Self()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Remove("alice"); err != nil {
+		t.Fatal(err)
+	}
+	gone(lease, guard)
+
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Remove("alice"); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(dir); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("Remove of no lease changed the leases directory (%v)", err)
+	}
+
+	// A guard left alone (an interrupted Register) goes too.
+	if err := os.WriteFile(guard, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Remove("alice"); err != nil {
+		t.Fatal(err)
+	}
+	gone(lease, guard)
+}
