@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -147,7 +148,15 @@ func hasPickupDir(path string) bool {
 // path (a file to be written may not exist yet).
 func resolveExisting(path string) string {
 	rest := ""
-	for p := path; ; p = filepath.Dir(p) {
+	p := path
+	// One lstat per missing name before the first that exists: resolving
+	// links in a path that does not exist fails anyway, after an lstat of
+	// every name in it.
+	for _, err := os.Lstat(p); err != nil && filepath.Dir(p) != p; _, err = os.Lstat(p) {
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = filepath.Dir(p)
+	}
+	for ; ; p = filepath.Dir(p) {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
 			return filepath.Join(real, rest)
 		}

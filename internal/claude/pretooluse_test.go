@@ -193,3 +193,35 @@ func TestPreToolUseBoardThroughALink(t *testing.T) {
 		t.Errorf("a write to the board's real path, the board found through a link: %q, want deny", f.stdout.String())
 	}
 }
+
+// resolveExisting resolves the links of the part of a path that exists and
+// keeps the rest as written, however many names of it are missing.
+func TestResolveExisting(t *testing.T) {
+	real, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(real, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(real, "dangling")
+	if err := os.Symlink(filepath.Join(real, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{filepath.Join(link, "dir"), filepath.Join(real, "dir")},
+		{filepath.Join(link, "dir", "x.md"), filepath.Join(real, "dir", "x.md")},
+		{filepath.Join(link, "new", "deeper", "x.md"), filepath.Join(real, "new", "deeper", "x.md")},
+		{filepath.Join(link, "dangling", "x.md"), filepath.Join(real, "dangling", "x.md")},
+		{"/nonexistent-pickup-test/a/b", "/nonexistent-pickup-test/a/b"},
+	}
+	for _, tt := range tests {
+		if got := resolveExisting(tt.path); got != tt.want {
+			t.Errorf("resolveExisting(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
