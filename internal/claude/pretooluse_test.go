@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -222,6 +223,40 @@ func TestResolveExisting(t *testing.T) {
 	for _, tt := range tests {
 		if got := resolveExisting(tt.path); got != tt.want {
 			t.Errorf("resolveExisting(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+// preToolDecision is the JSON a PreToolUse hook prints to decide.
+type preToolDecision struct {
+	HookSpecificOutput struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+// decisionJSON writes what json.Encoder writes for a preToolDecision.
+func TestDecisionJSON(t *testing.T) {
+	reasons := []string{
+		"",
+		"pickup next: an agent's own pickup command",
+		boardFileReason("Edit", "/repo/.spx/sessions/todo/a<b>&c.md", "/repo/.spx/sessions"),
+		"quotes \" and \\ backslashes, tab\t, newline\n, bell\a, \u2028\u2029, é, \xff invalid",
+	}
+	for _, decision := range []string{"allow", "deny"} {
+		for _, reason := range reasons {
+			var out preToolDecision
+			out.HookSpecificOutput.HookEventName = "PreToolUse"
+			out.HookSpecificOutput.PermissionDecision = decision
+			out.HookSpecificOutput.PermissionDecisionReason = reason
+			var want bytes.Buffer
+			if err := json.NewEncoder(&want).Encode(out); err != nil {
+				t.Fatal(err)
+			}
+			if got := decisionJSON(decision, reason); string(got) != want.String() {
+				t.Errorf("decisionJSON(%q, %q) =\n%s\nwant\n%s", decision, reason, got, want.String())
+			}
 		}
 	}
 }
