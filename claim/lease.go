@@ -141,7 +141,7 @@ func (l *Leases) Ensure(owner string, refresh time.Duration, opts ReapOptions, h
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return nil, err
 	}
-	if old, err := l.Get(owner); err == nil && l.now().Sub(old.Heartbeat) < refresh && holdsAll(old, holders) {
+	if _, ok := l.current(owner, refresh, holders); ok {
 		return nil, nil
 	}
 	unlock, err := l.guard(owner)
@@ -225,12 +225,26 @@ func (l *Leases) Detach(owner string, p proc.Process) (Lease, error) {
 
 // Remove deletes owner's lease; a missing lease is not an error.
 func (l *Leases) Remove(owner string) error {
+	// Neither a lease nor its guard: nothing to remove, and taking the
+	// guard would create its file only to delete it (a SessionEnd of a
+	// session that never claimed). A Register that starts meanwhile comes
+	// after this Remove; one under way holds the guard, whose file exists.
+	if absent(l.path(owner)) && absent(l.guardPath(owner)) {
+		return nil
+	}
 	unlock, err := l.guard(owner)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	return l.remove(owner)
+}
+
+// absent reports whether path is certainly not there (a link counts as
+// there); any other error leaves it to the slow path.
+func absent(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // remove deletes owner's lease and guard, with the guard held.

@@ -72,7 +72,11 @@ func (l *Leases) Reap(opts ReapOptions) ([]Reaped, error) {
 	if err != nil {
 		return nil, err
 	}
-	local := l.Proc.Self()
+	// This process is looked up (five reads of /proc) only when some owner
+	// is to be judged: next, on a board where it is the only owner, does
+	// not need it.
+	var local proc.Process
+	looked := false
 	var out []Reaped
 	for _, owner := range owners {
 		if owner == opts.Except {
@@ -84,6 +88,9 @@ func (l *Leases) Reap(opts ReapOptions) ([]Reaped, error) {
 			if _, err := os.Stat(l.path(owner)); err != nil {
 				continue
 			}
+		}
+		if !looked {
+			local, looked = l.Proc.Self(), true
 		}
 		if state, _, _ := l.judge(owner, opts.Stale, local); !reapable(state, opts) {
 			continue

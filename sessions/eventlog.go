@@ -137,11 +137,42 @@ func (b *Board) eventLine(e Event) ([]byte, Event, error) {
 		}
 	}
 	e.Reason = truncateUTF8(e.Reason, maxReason)
-	line, err := json.Marshal(e)
+	line, err := marshalEvent(e)
 	if err != nil {
 		return nil, e, fmt.Errorf("append event: %w", err)
 	}
 	return append(line, '\n'), e, nil
+}
+
+// marshalEvent is json.Marshal(e), byte for byte (TestMarshalEvent), built
+// field by field: encoding/json's first use of a struct type inspects its
+// fields and builds an encoder for it, in every pickup process that moves
+// a session.
+func marshalEvent(e Event) ([]byte, error) {
+	t, err := e.Time.MarshalJSON()
+	if err != nil {
+		return json.Marshal(e) // its error, as it words it
+	}
+	b := make([]byte, 0, 96+len(e.ID)+len(e.From)+len(e.To)+len(e.Owner)+len(e.Reason))
+	b = append(append(b, `{"time":`...), t...)
+	b = appendJSONField(b, `,"id":`, e.ID)
+	b = appendJSONField(b, `,"op":`, e.Op)
+	b = appendJSONField(b, `,"from":`, e.From)
+	b = appendJSONField(b, `,"to":`, e.To)
+	if e.Owner != "" {
+		b = appendJSONField(b, `,"owner":`, e.Owner)
+	}
+	if e.Reason != "" {
+		b = appendJSONField(b, `,"reason":`, e.Reason)
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONField appends key and s as a JSON string, escaped as
+// json.Marshal escapes it.
+func appendJSONField(b []byte, key, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(append(b, key...), q...)
 }
 
 func appendLine(path string, line []byte, sync bool) (err error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -35,15 +36,6 @@ type preToolInput struct {
 		NotebookPath string `json:"notebook_path"`
 		Command      string `json:"command"`
 	} `json:"tool_input"`
-}
-
-// preToolDecision is the JSON a PreToolUse hook prints to decide.
-type preToolDecision struct {
-	HookSpecificOutput struct {
-		HookEventName            string `json:"hookEventName"`
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-	} `json:"hookSpecificOutput"`
 }
 
 // preToolUse decides a tool call, printing the decision; no output leaves
@@ -100,11 +92,28 @@ func (h *Hooks) preToolUse(stdin io.Reader) error {
 	if decision == "" {
 		return nil
 	}
-	var out preToolDecision
-	out.HookSpecificOutput.HookEventName = "PreToolUse"
-	out.HookSpecificOutput.PermissionDecision = decision
-	out.HookSpecificOutput.PermissionDecisionReason = reason
-	return json.NewEncoder(h.Stdout).Encode(out)
+	_, err = h.Stdout.Write(decisionJSON(decision, reason))
+	return err
+}
+
+// decisionJSON is the JSON a PreToolUse hook prints to decide, byte for
+// byte what json.Encoder writes for it (TestDecisionJSON), built without
+// reflection: encoding/json's first use of a struct type, in every hook
+// process, inspects its fields and builds an encoder for it.
+func decisionJSON(decision, reason string) []byte {
+	b := make([]byte, 0, 128+len(reason))
+	b = append(b, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":`...)
+	b = appendJSONString(b, decision)
+	b = append(b, `,"permissionDecisionReason":`...)
+	b = appendJSONString(b, reason)
+	return append(b, "}}\n"...)
+}
+
+// appendJSONString appends s as a JSON string, escaped as json.Marshal
+// escapes it (HTML characters included).
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
 }
 
 // onBoard reports whether path is the board, under it, or under a .pickup
@@ -147,7 +156,15 @@ func hasPickupDir(path string) bool {
 // path (a file to be written may not exist yet).
 func resolveExisting(path string) string {
 	rest := ""
-	for p := path; ; p = filepath.Dir(p) {
+	p := path
+	// One lstat per missing name before the first that exists: resolving
+	// links in a path that does not exist fails anyway, after an lstat of
+	// every name in it.
+	for _, err := os.Lstat(p); err != nil && filepath.Dir(p) != p; _, err = os.Lstat(p) {
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = filepath.Dir(p)
+	}
+	for ; ; p = filepath.Dir(p) {
 		if real, err := filepath.EvalSymlinks(p); err == nil {
 			return filepath.Join(real, rest)
 		}

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -191,5 +192,71 @@ func TestPreToolUseBoardThroughALink(t *testing.T) {
 	}
 	if !strings.Contains(f.stdout.String(), `"permissionDecision":"deny"`) {
 		t.Errorf("a write to the board's real path, the board found through a link: %q, want deny", f.stdout.String())
+	}
+}
+
+// resolveExisting resolves the links of the part of a path that exists and
+// keeps the rest as written, however many names of it are missing.
+func TestResolveExisting(t *testing.T) {
+	real, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(real, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(real, "dangling")
+	if err := os.Symlink(filepath.Join(real, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{filepath.Join(link, "dir"), filepath.Join(real, "dir")},
+		{filepath.Join(link, "dir", "x.md"), filepath.Join(real, "dir", "x.md")},
+		{filepath.Join(link, "new", "deeper", "x.md"), filepath.Join(real, "new", "deeper", "x.md")},
+		{filepath.Join(link, "dangling", "x.md"), filepath.Join(real, "dangling", "x.md")},
+		{"/nonexistent-pickup-test/a/b", "/nonexistent-pickup-test/a/b"},
+	}
+	for _, tt := range tests {
+		if got := resolveExisting(tt.path); got != tt.want {
+			t.Errorf("resolveExisting(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+// preToolDecision is the JSON a PreToolUse hook prints to decide.
+type preToolDecision struct {
+	HookSpecificOutput struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+// decisionJSON writes what json.Encoder writes for a preToolDecision.
+func TestDecisionJSON(t *testing.T) {
+	reasons := []string{
+		"",
+		"pickup next: an agent's own pickup command",
+		boardFileReason("Edit", "/repo/.spx/sessions/todo/a<b>&c.md", "/repo/.spx/sessions"),
+		"quotes \" and \\ backslashes, tab\t, newline\n, bell\a, \u2028\u2029, é, \xff invalid",
+	}
+	for _, decision := range []string{"allow", "deny"} {
+		for _, reason := range reasons {
+			var out preToolDecision
+			out.HookSpecificOutput.HookEventName = "PreToolUse"
+			out.HookSpecificOutput.PermissionDecision = decision
+			out.HookSpecificOutput.PermissionDecisionReason = reason
+			var want bytes.Buffer
+			if err := json.NewEncoder(&want).Encode(out); err != nil {
+				t.Fatal(err)
+			}
+			if got := decisionJSON(decision, reason); string(got) != want.String() {
+				t.Errorf("decisionJSON(%q, %q) =\n%s\nwant\n%s", decision, reason, got, want.String())
+			}
+		}
 	}
 }

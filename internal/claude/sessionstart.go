@@ -27,7 +27,9 @@ func (h *Hooks) sessionStart(boardDir, owner string) error {
 	if p, err := h.Invoker(); err != nil {
 		errs = append(errs, err)
 	} else {
-		if _, err := h.leases(b).Register(owner, p); err != nil {
+		// Renew: SessionStart runs again at every /clear and /compact,
+		// when the lease is usually as it should be.
+		if _, err := h.leases(b).Renew(owner, BeatEvery, p); err != nil {
 			errs = append(errs, err)
 		}
 		rec := Record{Owner: owner, Process: p}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/proc"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -25,6 +26,8 @@ type run struct {
 	// shared is the shared board's arbiter, if config.yaml says shared:
 	// (gitcmds_shared.go).
 	shared sharedMode
+	// proc is procEnv's, made on first use.
+	proc *proc.Env
 	// Whether --dir and --owner were given, even as "" (which is an error,
 	// not a request for the default).
 	dirSet, ownerSet bool
@@ -34,7 +37,7 @@ type run struct {
 // exit code.
 func Main(env *Env, args []string) int {
 	r := &run{env: env}
-	app := r.app()
+	app := r.app(args)
 	if flag := danglingFlag(app, args); flag != "" {
 		return r.report(usageError("flag needs an argument: %s", flag))
 	}
@@ -97,7 +100,8 @@ const exitCodeHelp = `EXIT CODES:
    6  claim lost: your lease was reaped and the session handed back
    7  conflict: the destination already holds that id (see pickup doctor)`
 
-func (r *run) app() *ucli.App {
+func (r *run) app(args []string) *ucli.App {
+	global := r.globalFlags()
 	app := &ucli.App{
 		Name:    "pickup",
 		Usage:   "share one backlog of work sessions safely between many agents",
@@ -109,7 +113,7 @@ func (r *run) app() *ucli.App {
 			"main work tree, else ./.spx/sessions.\n" +
 			"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_CODE_SESSION_ID, $CLAUDE_SESSION_ID,\n$CODEX_THREAD_ID, the Claude Code session that ran pickup, else <user>-<host> (your\nuser and host names, every character outside [A-Za-z0-9._-] made a -).\n\n" +
 			exitCodeHelp,
-		Flags:                  r.globalFlags(),
+		Flags:                  global,
 		HideHelpCommand:        false,
 		UseShortOptionHandling: false,
 		Writer:                 r.env.Stdout,
@@ -119,7 +123,7 @@ func (r *run) app() *ucli.App {
 		OnUsageError: func(c *ucli.Context, err error, _ bool) error {
 			return usageError("%v", err)
 		},
-		Commands: r.commands(),
+		Commands: r.commands(global, args),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
 				return usageError("unknown command %q", c.Args().First())

@@ -57,7 +57,7 @@ func TestReorderArgs(t *testing.T) {
 		{name: "program name only", args: "pickup", want: "pickup"},
 		{name: "help command", args: "pickup help claim", want: "pickup help claim"},
 	}
-	app := reorderTestRun().app()
+	app := reorderTestRun().app(nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := strings.Fields(tt.args)
@@ -77,7 +77,7 @@ func TestReorderArgs(t *testing.T) {
 // no argument is lost or duplicated, whatever the input.
 func TestReorderArgsKeepsEveryArgument(t *testing.T) {
 	words := []string{"claim", "new", "list", "X", "-", "--", "--json", "--title", "T", "-t", "--dir", "--tag=a", "next"}
-	app := reorderTestRun().app()
+	app := reorderTestRun().app(nil)
 	for _, a := range words {
 		for _, b := range words {
 			for _, c := range words {

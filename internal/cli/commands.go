@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -12,38 +14,96 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-func (r *run) commands() []*ucli.Command {
-	return []*ucli.Command{
-		r.initCommand(),
-		r.newCommand(),
-		r.listCommand(),
-		r.showCommand(),
-		r.transitionCommand("claim", "claimed", "claim a session: move it from todo/ to doing/<owner>/",
-			"Exactly one of any number of racing claimers wins; the others exit 3.\n"+
-				"Claiming a session you already hold succeeds and changes nothing.\n\n"+
-				"Example: pickup claim 2026-11-22_09-15-03",
-			(*claim.Client).Claim),
-		r.nextCommand(),
-		r.releaseCommand(),
-		r.transitionCommand("done", "done", "finish a claimed session: move it from doing/<owner>/ to done/",
-			"Only the owner who claimed a session can finish it.\n\nExample: pickup done 2026-11-22_09-15-03",
-			(*claim.Client).Done),
-		r.transitionCommand("reopen", "reopened", "put a finished session back: move it from done/ to todo/",
-			"Example: pickup reopen 2026-11-22_09-15-03",
-			(*claim.Client).Reopen),
-		r.watchCommand(),
-		r.workCommand(),
-		r.requeueCommand(),
-		r.heartbeatCommand(),
-		r.reapCommand(),
-		r.statusCommand(),
-		r.lockCommand(),
-		r.doctorCommand(),
-		r.logCommand(),
-		r.syncCommand(),
-		r.demoCommand(),
-		r.hookCommand(),
+// commandTable names every command and how to build it. A run builds only
+// the command its arguments name (see commands): building all of them, with
+// their flags, help texts and the global flags added to each, was about a
+// thousand allocations, a tenth of what a Claude Code hook process may cost.
+// The names here are the built commands' own (TestCommandTableNames).
+func commandTable() []commandSpec {
+	return []commandSpec{
+		{[]string{"init"}, (*run).initCommand},
+		{[]string{"new"}, (*run).newCommand},
+		{[]string{"list", "ls"}, (*run).listCommand},
+		{[]string{"show"}, (*run).showCommand},
+		{[]string{"claim"}, func(r *run) *ucli.Command {
+			return r.transitionCommand("claim", "claimed", "claim a session: move it from todo/ to doing/<owner>/",
+				"Exactly one of any number of racing claimers wins; the others exit 3.\n"+
+					"Claiming a session you already hold succeeds and changes nothing.\n\n"+
+					"Example: pickup claim 2026-11-22_09-15-03",
+				(*claim.Client).Claim)
+		}},
+		{[]string{"next"}, (*run).nextCommand},
+		{[]string{"release"}, (*run).releaseCommand},
+		{[]string{"done"}, func(r *run) *ucli.Command {
+			return r.transitionCommand("done", "done", "finish a claimed session: move it from doing/<owner>/ to done/",
+				"Only the owner who claimed a session can finish it.\n\nExample: pickup done 2026-11-22_09-15-03",
+				(*claim.Client).Done)
+		}},
+		{[]string{"reopen"}, func(r *run) *ucli.Command {
+			return r.transitionCommand("reopen", "reopened", "put a finished session back: move it from done/ to todo/",
+				"Example: pickup reopen 2026-11-22_09-15-03",
+				(*claim.Client).Reopen)
+		}},
+		{[]string{"watch"}, (*run).watchCommand},
+		{[]string{"work"}, (*run).workCommand},
+		{[]string{"requeue"}, (*run).requeueCommand},
+		{[]string{"heartbeat"}, (*run).heartbeatCommand},
+		{[]string{"reap"}, (*run).reapCommand},
+		{[]string{"status"}, (*run).statusCommand},
+		{[]string{"lock"}, (*run).lockCommand},
+		{[]string{"doctor"}, (*run).doctorCommand},
+		{[]string{"log"}, (*run).logCommand},
+		{[]string{"sync"}, (*run).syncCommand},
+		{[]string{"demo"}, (*run).demoCommand},
+		{[]string{"hook"}, (*run).hookCommand},
 	}
+}
+
+// commandSpec is one top-level command: its name and aliases, and how to
+// build it.
+type commandSpec struct {
+	names []string
+	build func(*run) *ucli.Command
+}
+
+// commands builds the command that args name, or every command when they
+// name none of them (no command, help, a misspelt name: urfave/cli's help
+// and suggestions need the whole list). With one command built, urfave/cli
+// runs it exactly as it would among all the others: it only ever looks up
+// the command that was named.
+func (r *run) commands(global []ucli.Flag, args []string) []*ucli.Command {
+	table := commandTable()
+	if name := commandArg(global, args); name != "" {
+		for _, spec := range table {
+			if slices.Contains(spec.names, name) {
+				return []*ucli.Command{spec.build(r)}
+			}
+		}
+	}
+	all := make([]*ucli.Command, 0, len(table))
+	for _, spec := range table {
+		all = append(all, spec.build(r))
+	}
+	return all
+}
+
+// commandArg is the first argument that is neither a global option nor
+// its value, as reorderArgs reads them; "" if there is none before "--".
+func commandArg(global []ucli.Flag, args []string) string {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return ""
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			if takesValue(global, a) {
+				i++
+			}
+			continue
+		}
+		return a
+	}
+	return ""
 }
 
 func (r *run) initCommand() *ucli.Command {

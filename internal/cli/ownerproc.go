@@ -54,7 +54,16 @@ func (r *run) ownerHolders(owner string) ([]proc.Process, error) {
 	return env.Invokers(), nil
 }
 
-func (r *run) procEnv() proc.Env { return proc.Env{Hostname: r.env.Hostname} }
+// procEnv is where this run learns about processes. One memoized Env per
+// run: a next or a hook looks up its own process, host and boot several
+// times (its lease, the invoker walk, judging other owners).
+func (r *run) procEnv() proc.Env {
+	if r.proc == nil {
+		env := proc.Env{Hostname: r.env.Hostname}.Memoized()
+		r.proc = &env
+	}
+	return *r.proc
+}
 
 // invokerProcess is the one process a lock or a Claude Code hook is tied
 // to: the process --pid or $PICKUP_PID names, else the first process above

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 )
 
@@ -80,9 +81,58 @@ type Env struct {
 	ProcRoot string
 	// PID replaces os.Getpid() as the calling process.
 	PID int
+
+	// memo, set by Memoized, keeps what this Env learns of the calling
+	// process and its machine.
+	memo *memo
+}
+
+// memo holds what cannot change while a process runs (its own start time,
+// pid namespace and executable, the machine's boot id), and its host name,
+// each read at most once.
+type memo struct {
+	hostOnce, bootOnce, nsOnce, selfOnce sync.Once
+	host, boot                           string
+	ns                                   uint64
+	self                                 Process
+}
+
+// Memoized returns e reading what it knows of the calling process and its
+// machine (Self, the host name, boot id and pid namespace) once, for every
+// copy of the result. A pickup command asks for them again and again:
+// registering its lease, judging other owners' processes, walking up to its
+// invoker; each was several reads of /proc. Meant for one command's run:
+// a host name changed meanwhile is not seen.
+func (e Env) Memoized() Env {
+	e.memo = &memo{}
+	return e
 }
 
 func (e Env) hostname() string {
+	if m := e.memo; m != nil {
+		m.hostOnce.Do(func() { m.host = e.readHostname() })
+		return m.host
+	}
+	return e.readHostname()
+}
+
+func (e Env) bootID() string {
+	if m := e.memo; m != nil {
+		m.bootOnce.Do(func() { m.boot = e.readBootID() })
+		return m.boot
+	}
+	return e.readBootID()
+}
+
+func (e Env) ownNamespace() uint64 {
+	if m := e.memo; m != nil {
+		m.nsOnce.Do(func() { m.ns = e.readOwnNamespace() })
+		return m.ns
+	}
+	return e.readOwnNamespace()
+}
+
+func (e Env) readHostname() string {
 	f := e.Hostname
 	if f == nil {
 		f = os.Hostname
@@ -122,6 +172,14 @@ func (p Process) Liveness(local Process) Liveness { return Env{}.Liveness(p, loc
 
 // Self returns the identity of the calling process.
 func (e Env) Self() Process {
+	if m := e.memo; m != nil {
+		m.selfOnce.Do(func() { m.self = e.readSelf() })
+		return m.self
+	}
+	return e.readSelf()
+}
+
+func (e Env) readSelf() Process {
 	p, err := e.Lookup(e.pid())
 	if err != nil {
 		// Only a missing or foreign /proc gets here: keep what is

@@ -13,7 +13,7 @@ import (
 )
 
 func (e Env) stat(pid int) (stat, error) {
-	b, err := os.ReadFile(filepath.Join(e.procRoot(), strconv.Itoa(pid), "stat"))
+	b, err := readProc(filepath.Join(e.procRoot(), strconv.Itoa(pid), "stat"))
 	// ESRCH: the process exited while its file was being read.
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 		return stat{}, ErrNotFound
@@ -49,8 +49,8 @@ func parseStat(b []byte) (stat, error) {
 	return stat{start: start, ppid: parent, zombie: f[state] == "Z" || f[state] == "X"}, nil
 }
 
-func (e Env) bootID() string {
-	b, err := os.ReadFile(filepath.Join(e.procRoot(), "sys", "kernel", "random", "boot_id"))
+func (e Env) readBootID() string {
+	b, err := readProc(filepath.Join(e.procRoot(), "sys", "kernel", "random", "boot_id"))
 	if err != nil {
 		return ""
 	}
@@ -65,7 +65,7 @@ const initialPidNS = 0xEFFFFFFC
 // /proc does not number processes as the caller's kill(2) does: a sandbox
 // that made a new pid namespace but kept the outer /proc shows other
 // numbers, and nothing read there may be trusted for a pid of ours.
-func (e Env) ownNamespace() uint64 {
+func (e Env) readOwnNamespace() uint64 {
 	root := e.procRoot()
 	self, err := os.Readlink(filepath.Join(root, "self"))
 	if err != nil || self != strconv.Itoa(e.pid()) {
@@ -103,4 +103,41 @@ func (e Env) exe(pid int) string {
 // judge's /proc is its own namespace's.
 func comparable(p, local Process) bool {
 	return p.PidNS != 0 && p.PidNS == local.PidNS
+}
+
+// readProc reads a small file of /proc with plain system calls: os.Open
+// would register each file with the runtime's poller (an epoll_ctl, which
+// /proc files refuse, and an fstat), and the first one would set the
+// poller up; a hook walking up its parents reads several of them.
+func readProc(path string) ([]byte, error) {
+	fd, err := ignoringEINTR(func() (int, error) {
+		return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := ignoringEINTR(func() (int, error) { return syscall.Read(fd, buf[len(buf):cap(buf)]) })
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+func ignoringEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
 }

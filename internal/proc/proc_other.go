@@ -21,9 +21,9 @@ func (e Env) stat(pid int) (stat, error) {
 	return stat{}, nil
 }
 
-func (e Env) bootID() string { return "" }
+func (e Env) readBootID() string { return "" }
 
-func (e Env) ownNamespace() uint64 { return 0 }
+func (e Env) readOwnNamespace() uint64 { return 0 }
 
 func (e Env) exe(pid int) string { return "" }
 
