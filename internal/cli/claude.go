@@ -1,52 +1,21 @@
 package cli
 
-// The Claude Code integration: `pickup init --claude` installs the /pickup
-// and /handoff skills and merges pickup's hooks into .claude/settings.json;
-// the hidden `pickup hook EVENT` command is what those hooks run.
-//
-// Owners. A hook's owner is the session_id Claude Code sends on stdin. The
-// skills name the same owner three ways, so that they agree with the hooks
-// on every Claude Code version: they pass --owner ${CLAUDE_SESSION_ID},
-// which Claude Code replaces with the session id when it loads a skill;
-// the SessionStart hook also writes `export CLAUDE_SESSION_ID=<id>` to
-// $CLAUDE_ENV_FILE, which Claude Code sources before every Bash command, so
-// the variable is set even where the text is not replaced; and the hook
-// records the id under <board>/.pickup/claude/pids/<pid>.json for the Claude
-// process, where claudeOwner finds it for a pickup command run without any
-// owner at all.
+// The command-line wiring of the Claude Code integration (internal/claude):
+// `pickup init --claude [--uninstall] | --agents`, and the hidden
+// `pickup hook EVENT` command that Claude Code's hooks run.
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
-	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/claude"
+	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/internal/templates"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
 
 // pickup init --claude | --claude --uninstall | --agents
-
-// ClaudeSettingsFile is where pickup merges its hooks, relative to the
-// repository's top directory.
-const ClaudeSettingsFile = ".claude/settings.json"
-
-// hookPrefix starts the command of every hook that pickup installs; the
-// hooks that carry it are pickup's, whatever else is in settings.json.
-const hookPrefix = "pickup hook "
-
-// claudeHooks are the hooks pickup installs, one group per event.
-var claudeHooks = []struct {
-	event, matcher, command string
-}{
-	{"SessionStart", "", hookPrefix + "session-start"},
-	{"PostToolUse", "*", hookPrefix + "post-tool-use"},
-	{"SessionEnd", "", hookPrefix + "session-end"},
-}
 
 // initClaudeFlags are the flags of `pickup init` for the agent integrations.
 func initClaudeFlags() []ucli.Flag {
@@ -63,20 +32,11 @@ func wantsIntegration(c *ucli.Context) bool {
 	return c.Bool("claude") || c.Bool("uninstall") || c.Bool("agents")
 }
 
-// claudeChange is one thing installClaude did, or found already done.
-type claudeChange struct {
-	Path string `json:"path"`
-	// Action is created, updated, removed, unchanged, or kept (a file
-	// that differs from pickup's and was left alone).
-	Action string `json:"action"`
-	Detail string `json:"detail,omitempty"`
-}
-
 // initIntegration runs `pickup init --claude [--uninstall]` and
 // `pickup init --agents`.
 func (r *run) initIntegration(c *ucli.Context) error {
-	agents, claude, uninstall := c.Bool("agents"), c.Bool("claude"), c.Bool("uninstall")
-	if agents && (claude || uninstall) {
+	agents, withClaude, uninstall := c.Bool("agents"), c.Bool("claude"), c.Bool("uninstall")
+	if agents && (withClaude || uninstall) {
 		return usageError("--agents only prints the AGENTS.md snippet; run `pickup init --claude` separately")
 	}
 	if agents {
@@ -86,7 +46,7 @@ func (r *run) initIntegration(c *ucli.Context) error {
 		r.printf("%s", agentsSnippet())
 		return nil
 	}
-	if !claude {
+	if !withClaude {
 		return usageError("--uninstall goes with --claude: pickup init --claude --uninstall")
 	}
 	top, err := r.claudeRepoTop()
@@ -94,7 +54,7 @@ func (r *run) initIntegration(c *ucli.Context) error {
 		return err
 	}
 	// Before anything is made, the board included.
-	if err := checkClaudePaths(top); err != nil {
+	if err := claude.CheckPaths(top); err != nil {
 		return err
 	}
 	out := map[string]any{"repo": top}
@@ -115,9 +75,9 @@ func (r *run) initIntegration(c *ucli.Context) error {
 			fmt.Fprintf(r.env.Stderr, "pickup: warning: the hooks and skills do not pass --dir: they use $PICKUP_DIR, else the repository's %s\n", DefaultBoardDir)
 		}
 	}
-	changes, err := r.installClaude(top, uninstall)
+	changes, err := claude.Install(top, uninstall, !r.noSync)
 	if changes == nil {
-		changes = []claudeChange{}
+		changes = []claude.Change{}
 	}
 	if r.json {
 		if err != nil {
@@ -139,21 +99,12 @@ func (r *run) initIntegration(c *ucli.Context) error {
 	switch {
 	case uninstall:
 		r.printf("Claude Code integration removed from %s\n", top)
-	case claudeAnyChanged(changes):
+	case claude.AnyChanged(changes):
 		r.printf("Claude Code integration installed in %s: /pickup, /handoff and pickup's hooks; start a new Claude Code session to load them\n", top)
 	default:
 		r.printf("Claude Code integration is up to date in %s\n", top)
 	}
 	return nil
-}
-
-func claudeAnyChanged(changes []claudeChange) bool {
-	for _, ch := range changes {
-		if ch.Action == "created" || ch.Action == "updated" || ch.Action == "removed" {
-			return true
-		}
-	}
-	return false
 }
 
 // agentsSnippet is the AGENTS.md section that `pickup init --agents` prints.
@@ -173,76 +124,91 @@ func (r *run) claudeRepoTop() (string, error) {
 	return filepath.Abs(wd)
 }
 
-// installClaude installs the skills and merges the hooks into
-// <top>/.claude/settings.json, or with uninstall removes exactly those.
-// Everything is checked before anything is written: an unreadable or
-// invalid settings.json changes nothing. A second install changes nothing.
-func (r *run) installClaude(top string, uninstall bool) ([]claudeChange, error) {
-	if err := checkClaudePaths(top); err != nil {
-		return nil, err
+func (r *run) hookCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "hook",
+		Hidden:    true,
+		Usage:     "run one of pickup's Claude Code hooks (installed by pickup init --claude)",
+		UsageText: "pickup hook session-start|post-tool-use|session-end < HOOK-INPUT-JSON",
+		Description: "Reads the JSON that Claude Code sends a hook on stdin; the owner is its session_id.\n" +
+			"session-start registers the owner's lease for the Claude Code process and prints the\n" +
+			"session's claims (Claude Code adds them to the context). post-tool-use renews the lease\n" +
+			"at most once a minute and prints nothing. session-end releases what the session still\n" +
+			"holds, or keeps it when the board's config.yaml says keep_on_session_end: true.\n" +
+			"A hook never fails the Claude Code session: errors go to stderr and it exits 0.",
+		Action: func(c *ucli.Context) error {
+			event := c.Args().First()
+			if c.NArg() != 1 {
+				event = "?"
+			}
+			if err := r.hook(event); err != nil {
+				fmt.Fprintf(r.env.Stderr, "pickup: hook %s: %s\n", sanitize(event), sanitize(err.Error()))
+			}
+			return nil
+		},
 	}
-	settings := filepath.Join(top, filepath.FromSlash(ClaudeSettingsFile))
-	plan, err := planSettings(settings, uninstall)
+}
+
+// hook runs one hook event with the JSON input on stdin.
+func (r *run) hook(event string) error {
+	return r.claudeHooks().Run(event, r.env.Stdin)
+}
+
+// claudeHooks wires the hooks to this run: the board, commit mode and the
+// processes are found as for every other command, from the hook's cwd.
+func (r *run) claudeHooks() *claude.Hooks {
+	return &claude.Hooks{
+		Stdout: r.env.Stdout,
+		Getenv: r.env.Getenv,
+		Now:    r.env.Now,
+		Proc:   r.procEnv(),
+		Owner:  r.owner,
+		BoardDir: func(cwd string) (string, error) {
+			if cwd != "" {
+				env := *r.env
+				env.Getwd = func() (string, error) { return cwd, nil }
+				r.env = &env
+			}
+			return r.boardDir()
+		},
+		Open: func(dir string) (*sessions.Board, error) {
+			// lenient: a bad config.yaml must not block Claude Code
+			return r.openBoard(func(string) (*sessions.Board, error) { return sessions.Open(dir) })
+		},
+		Invoker:  r.invokerProcess,
+		Describe: describe,
+	}
+}
+
+// claudeOwner returns the session that the SessionStart hook recorded for
+// the Claude Code process that ran this pickup (the process a lease would
+// follow: --pid, $PICKUP_PID, else the parent walk). ownerName falls back
+// on it when no option or variable names the owner.
+func (r *run) claudeOwner() (string, bool) {
+	dir, err := r.boardDir()
 	if err != nil {
-		return nil, err
+		return "", false
 	}
-	type fileStep struct {
-		path string
-		data []byte
-		act  string
+	p, err := r.invokerProcess()
+	if err != nil {
+		return "", false
 	}
-	var steps []fileStep
-	var changes []claudeChange
-	for _, f := range templates.Claude() {
-		path := filepath.Join(top, filepath.FromSlash(f.Path))
-		old, err := fsx.ReadRegular(path)
-		exists := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		same := exists && bytes.Equal(old, f.Data)
-		switch {
-		case !exists && !uninstall:
-			steps = append(steps, fileStep{path, f.Data, "created"})
-		case !exists:
-			// Nothing to remove.
-		case same && !uninstall:
-			changes = append(changes, claudeChange{Path: path, Action: "unchanged"})
-		case same:
-			steps = append(steps, fileStep{path, nil, "removed"})
-		case !uninstall:
-			changes = append(changes, claudeChange{Path: path, Action: "kept",
-				Detail: "differs from pickup's; left as it is (delete it and run `pickup init --claude` again for pickup's)"})
-		default:
-			changes = append(changes, claudeChange{Path: path, Action: "kept", Detail: "differs from what pickup installs; left as it is"})
-		}
+	return claude.OwnerOf(dir, p)
+}
+
+// claudeSessionProcess returns the Claude Code process that runs owner, as
+// its SessionStart hook recorded it, when pickup runs as that very session:
+// Claude Code sets $CLAUDE_CODE_SESSION_ID in its Bash tool's environment
+// (and SessionStart exports $CLAUDE_SESSION_ID), so a command that carries
+// the owner's id was started by that session, inside its sandbox or not. A
+// record whose process provably exited is not used.
+func (r *run) claudeSessionProcess(owner string) (proc.Process, bool) {
+	if owner == "" || (owner != r.env.Getenv("CLAUDE_CODE_SESSION_ID") && owner != r.env.Getenv("CLAUDE_SESSION_ID")) {
+		return proc.Process{}, false
 	}
-	for _, s := range steps {
-		if s.act == "removed" {
-			if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return changes, err
-			}
-			_ = os.Remove(filepath.Dir(s.path)) // .claude/skills/<name>/, only if empty
-		} else {
-			if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-				return changes, err
-			}
-			if err := fsx.WriteNew(s.path, s.data, 0o644, !r.noSync); err != nil {
-				return changes, fmt.Errorf("write %s: %w", s.path, err)
-			}
-		}
-		changes = append(changes, claudeChange{Path: s.path, Action: s.act})
+	dir, err := r.boardDir()
+	if err != nil {
+		return proc.Process{}, false
 	}
-	if err := plan.apply(!r.noSync); err != nil {
-		return changes, err
-	}
-	if plan.change.Path != "" {
-		changes = append(changes, plan.change)
-	}
-	if uninstall {
-		// Empty directories hold nothing of anyone's.
-		_ = os.Remove(filepath.Join(top, ".claude", "skills"))
-		_ = os.Remove(filepath.Join(top, ".claude"))
-	}
-	return changes, nil
+	return claude.SessionProcess(dir, owner, r.procEnv())
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/pickup-dev/pickup/internal/proc"
@@ -79,39 +78,4 @@ func (r *run) invokerProcess() (proc.Process, error) {
 		return proc.Process{}, fmt.Errorf("owner process: cannot tell which process ran pickup (no usable /proc, or its parent has exited); pass --pid of the process that works for this owner")
 	}
 	return chain[len(chain)-1], nil
-}
-
-// claudeSessionPath is where SessionStart records the Claude Code process
-// that runs a session.
-func claudeSessionPath(boardDir, owner string) string {
-	return filepath.Join(claudeRuntimeDir(boardDir), "sessions", owner+".json")
-}
-
-func writeClaudeSession(boardDir string, rec claudePidRecord) error {
-	return writeClaudeRecord(boardDir, claudeSessionPath(boardDir, rec.Owner), rec)
-}
-
-// claudeSessionProcess returns the Claude Code process that runs owner, as
-// its SessionStart hook recorded it, when pickup runs as that very session:
-// Claude Code sets $CLAUDE_CODE_SESSION_ID in its Bash tool's environment
-// (and SessionStart exports $CLAUDE_SESSION_ID), so a command that carries
-// the owner's id was started by that session, inside its sandbox or not. A
-// record whose process provably exited is not used.
-func (r *run) claudeSessionProcess(owner string) (proc.Process, bool) {
-	if owner == "" || (owner != r.env.Getenv("CLAUDE_CODE_SESSION_ID") && owner != r.env.Getenv("CLAUDE_SESSION_ID")) {
-		return proc.Process{}, false
-	}
-	dir, err := r.boardDir()
-	if err != nil {
-		return proc.Process{}, false
-	}
-	rec, ok := readClaudePid(claudeSessionPath(dir, owner))
-	if !ok || rec.Owner != owner || rec.Process.PID <= 0 {
-		return proc.Process{}, false
-	}
-	env := r.procEnv()
-	if env.Liveness(rec.Process, env.Self()) == proc.Dead {
-		return proc.Process{}, false
-	}
-	return rec.Process, true
 }

@@ -1,4 +1,4 @@
-package cli
+package claude
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ type settingsPlan struct {
 	remove  bool
 	write   bool
 	perm    fs.FileMode
-	change  claudeChange
+	change  Change
 }
 
 func (p settingsPlan) apply(sync bool) error {
@@ -58,16 +58,16 @@ func (p settingsPlan) apply(sync bool) error {
 
 // planSettings reads settings.json and computes its new content.
 func planSettings(settings string, uninstall bool) (settingsPlan, error) {
-	// A link in settings.json's place was refused (checkClaudePaths), and
+	// A link in settings.json's place was refused (CheckPaths), and
 	// is never read through.
-	plan := settingsPlan{path: settings, perm: 0o644, change: claudeChange{Path: settings, Action: "unchanged"}}
+	plan := settingsPlan{path: settings, perm: 0o644, change: Change{Path: settings, Action: "unchanged"}}
 	data, err := fsx.ReadRegular(plan.path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return plan, err
 	}
 	if !exists && uninstall {
-		plan.change = claudeChange{}
+		plan.change = Change{}
 		return plan, nil
 	}
 	plan.old, plan.existed = data, exists
@@ -86,9 +86,9 @@ func planSettings(settings string, uninstall bool) (settingsPlan, error) {
 	}
 	var changed bool
 	if uninstall {
-		changed = removeClaudeHooks(root)
+		changed = removeHooks(root)
 	} else {
-		changed, err = addClaudeHooks(root)
+		changed, err = addHooks(root)
 		if err != nil {
 			return plan, fmt.Errorf("%s: %w; fix it and run again (nothing was changed)", settings, err)
 		}
@@ -97,22 +97,22 @@ func planSettings(settings string, uninstall bool) (settingsPlan, error) {
 		return plan, nil
 	}
 	var events []string
-	for _, h := range claudeHooks {
+	for _, h := range projectHooks {
 		events = append(events, h.event)
 	}
 	switch {
 	case uninstall && len(root.members) == 0:
 		plan.remove = true
-		plan.change = claudeChange{Path: settings, Action: "removed", Detail: "it held only pickup's hooks"}
+		plan.change = Change{Path: settings, Action: "removed", Detail: "it held only pickup's hooks"}
 	case uninstall:
 		plan.write = true
-		plan.change = claudeChange{Path: settings, Action: "updated", Detail: "removed pickup's hooks, kept everything else"}
+		plan.change = Change{Path: settings, Action: "updated", Detail: "removed pickup's hooks, kept everything else"}
 	case !exists:
 		plan.write = true
-		plan.change = claudeChange{Path: settings, Action: "created", Detail: "hooks " + strings.Join(events, ", ") + " run `pickup hook ...`"}
+		plan.change = Change{Path: settings, Action: "created", Detail: "hooks " + strings.Join(events, ", ") + " run `pickup hook ...`"}
 	default:
 		plan.write = true
-		plan.change = claudeChange{Path: settings, Action: "updated", Detail: "added pickup's hooks (" + strings.Join(events, ", ") + "), kept everything else"}
+		plan.change = Change{Path: settings, Action: "updated", Detail: "added pickup's hooks (" + strings.Join(events, ", ") + "), kept everything else"}
 	}
 	if plan.write {
 		plan.data = root.encode()
@@ -120,12 +120,12 @@ func planSettings(settings string, uninstall bool) (settingsPlan, error) {
 	return plan, nil
 }
 
-// addClaudeHooks adds pickup's hook groups that root lacks. A hook whose
+// addHooks adds pickup's hook groups that root lacks. A hook whose
 // command is exactly pickup's counts as installed wherever it is (the user
 // may have moved it or changed its matcher); other commands starting with
 // "pickup hook " under the same event, from another pickup version, are
 // replaced.
-func addClaudeHooks(root *ojValue) (changed bool, err error) {
+func addHooks(root *ojValue) (changed bool, err error) {
 	hooks := root.get("hooks")
 	if hooks == nil {
 		hooks = &ojValue{kind: '{'}
@@ -134,7 +134,7 @@ func addClaudeHooks(root *ojValue) (changed bool, err error) {
 	} else if hooks.kind != '{' {
 		return false, errors.New(`"hooks" is not an object`)
 	}
-	for _, h := range claudeHooks {
+	for _, h := range projectHooks {
 		groups := hooks.get(h.event)
 		if groups == nil {
 			groups = &ojValue{kind: '['}
@@ -161,10 +161,10 @@ func addClaudeHooks(root *ojValue) (changed bool, err error) {
 	return changed, nil
 }
 
-// removeClaudeHooks removes every hook whose command starts with "pickup
+// removeHooks removes every hook whose command starts with "pickup
 // hook ", then the groups, event arrays, "hooks" object that this emptied.
 // Anything that was empty before stays.
-func removeClaudeHooks(root *ojValue) bool {
+func removeHooks(root *ojValue) bool {
 	hooks := root.get("hooks")
 	if hooks == nil || hooks.kind != '{' {
 		return false

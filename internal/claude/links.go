@@ -1,4 +1,4 @@
-package cli
+package claude
 
 import (
 	"errors"
@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
-	"github.com/pickup-dev/pickup/internal/templates"
 )
 
 // A cloned repository can commit .claude/settings.json, a skill file, or
@@ -19,27 +18,28 @@ import (
 // below the repository's top must be a real file or directory (or missing),
 // and one that is not is refused before anything is written or removed.
 
-// claudeLinkError is a link (or pipe, device) refused in .claude/.
-type claudeLinkError struct{ err error }
+// LinkError is a link (or pipe, device) refused in .claude/.
+type LinkError struct{ err error }
 
-func (e *claudeLinkError) Error() string {
+func (e *LinkError) Error() string {
 	return "set up the Claude Code integration: " + e.err.Error()
 }
 
-func (e *claudeLinkError) Unwrap() error { return e.err }
+func (e *LinkError) Unwrap() error { return e.err }
 
-func (e *claudeLinkError) Hint() string {
+// Hint says what to do instead; the command line prints it.
+func (e *LinkError) Hint() string {
 	return "pickup never writes through a link in .claude/ (a repository could point it at your own ~/.claude); " +
 		"replace the link with a copy of what it points to and run the command again; nothing was changed"
 }
 
-// checkClaudePaths refuses a link, named pipe or device at .claude, its
+// CheckPaths refuses a link, named pipe or device at .claude, its
 // settings.json, skills directory, or any skill's directory or file: one
 // lstat each, parents first.
-func checkClaudePaths(top string) error {
+func CheckPaths(top string) error {
 	dirs := []string{".claude", ".claude/skills"}
-	files := []string{ClaudeSettingsFile}
-	for _, f := range templates.Claude() {
+	files := []string{SettingsFile}
+	for _, f := range ProjectFiles() {
 		dirs = append(dirs, path.Dir(f.Path))
 		files = append(files, f.Path)
 	}
@@ -53,7 +53,7 @@ func checkClaudePaths(top string) error {
 			return fmt.Errorf("set up the Claude Code integration: %w", err)
 		}
 		if err := fsx.Unsafe(p, info.Mode(), dir); err != nil {
-			return &claudeLinkError{err}
+			return &LinkError{err}
 		}
 		return nil
 	}

@@ -1,0 +1,15 @@
+// Package claude is pickup's Claude Code integration: the skills (/pickup,
+// /handoff) and hooks, shipped both as a Claude Code plugin (the plugin/
+// directory, which is also their one source) and as a project-local install
+// into a repository's .claude/ (`pickup init --claude`), and the hooks'
+// behaviour itself (`pickup hook EVENT`).
+//
+// Owners. A hook's owner is the session_id Claude Code sends on stdin. The
+// agent's own pickup commands act as the same owner without naming it:
+// Claude Code sets $CLAUDE_CODE_SESSION_ID for the commands of each session
+// (a fork gets its own), the SessionStart hook exports $CLAUDE_SESSION_ID
+// through $CLAUDE_ENV_FILE for versions that do not, and it records the
+// session under <board>/.pickup/claude/ for the Claude Code process
+// (OwnerOf, SessionProcess), for commands that carry no owner at all or
+// run in the Bash sandbox's own pid namespace.
+package claude

@@ -1,0 +1,193 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/proc"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// The hooks that Claude Code runs: `pickup hook EVENT` with the event's
+// JSON on stdin. A hook's owner is the session_id in that JSON.
+
+// BeatEvery is how often the PostToolUse hook renews the lease; in between
+// it returns after one stat.
+const BeatEvery = time.Minute
+
+// maxHookInput bounds what a hook reads of its input into memory; the rest
+// (a large tool response) is drained unread.
+const maxHookInput = 1 << 20
+
+// Events are the hook events pickup handles, as `pickup hook` names them.
+var Events = []string{"session-start", "post-tool-use", "session-end"}
+
+// Hooks runs pickup's hooks. The command line fills it in, so that the
+// hooks find and open the board, and follow processes, exactly as every
+// other pickup command does.
+type Hooks struct {
+	Stdout io.Writer
+	Getenv func(string) string
+	Now    func() time.Time
+	Proc   proc.Env
+	// Owner, when not empty, is used instead of the input's session_id
+	// (pickup --owner).
+	Owner string
+	// BoardDir returns the board for a working directory ("" for the
+	// process's own).
+	BoardDir func(cwd string) (string, error)
+	// Open opens a board leniently (a bad config.yaml must not block
+	// Claude Code), wired as the command line wires it (commit mode).
+	Open func(dir string) (*sessions.Board, error)
+	// Invoker is the Claude Code process that ran the hook.
+	Invoker func() (proc.Process, error)
+	// Describe formats a session for a line of output.
+	Describe func(sessions.Session) string
+}
+
+// Input is what pickup reads of the JSON a Claude Code hook receives.
+type Input struct {
+	SessionID string
+	Cwd       string
+}
+
+// ParseInput reads the fields pickup needs from a hook's JSON input. It
+// stops as soon as it has them: Claude Code sends session_id and cwd first,
+// before a tool's input and response, which may be large.
+func ParseInput(data []byte) (Input, error) {
+	var in Input
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return in, errors.New("the input is not a JSON object (pickup hook reads what Claude Code sends on stdin)")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		var val json.RawMessage
+		if err == nil {
+			err = dec.Decode(&val)
+		}
+		if err != nil {
+			if in.SessionID != "" {
+				break // the rest was cut at maxHookInput, or is broken: not needed
+			}
+			return in, fmt.Errorf("read input: %w", err)
+		}
+		key, _ := t.(string)
+		switch key {
+		case "session_id":
+			_ = json.Unmarshal(val, &in.SessionID)
+		case "cwd":
+			_ = json.Unmarshal(val, &in.Cwd)
+		}
+		if in.SessionID != "" && in.Cwd != "" {
+			break
+		}
+	}
+	if in.SessionID == "" {
+		return in, errors.New("the input has no session_id")
+	}
+	return in, nil
+}
+
+// Run runs one hook event with the JSON input read from stdin.
+func (h *Hooks) Run(event string, stdin io.Reader) error {
+	switch event {
+	case "session-start", "post-tool-use", "session-end":
+	default:
+		return fmt.Errorf("unknown hook event %q: give session-start, post-tool-use or session-end", event)
+	}
+	data, err := io.ReadAll(io.LimitReader(stdin, maxHookInput))
+	// Drain the rest, so that Claude Code never writes into a closed pipe.
+	_, _ = io.Copy(io.Discard, stdin)
+	if err != nil {
+		return fmt.Errorf("read input: %w", err)
+	}
+	in, err := ParseInput(data)
+	if err != nil {
+		return err
+	}
+	// The owner is the Claude Code session, not $PICKUP_OWNER: under
+	// `pickup work -- claude ...` that names the worker, whose claim the
+	// session must not release. An explicit --owner still wins.
+	owner := h.Owner
+	if owner == "" {
+		owner = in.SessionID
+	}
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return fmt.Errorf("session_id: %w", err)
+	}
+	cwd := ""
+	if filepath.IsAbs(in.Cwd) {
+		cwd = in.Cwd
+	}
+	dir, err := h.BoardDir(cwd)
+	if err != nil {
+		return err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	switch event {
+	case "post-tool-use":
+		return h.postToolUse(dir, owner)
+	case "session-start":
+		return h.sessionStart(dir, owner)
+	default:
+		return h.sessionEnd(dir, owner)
+	}
+}
+
+func (h *Hooks) leases(b *sessions.Board) *claim.Leases {
+	return &claim.Leases{Board: b, Proc: h.Proc, Now: h.Now}
+}
+
+func (h *Hooks) printf(format string, args ...any) {
+	fmt.Fprintf(h.Stdout, format, args...)
+}
+
+// open opens the board at dir; no board is (nil, nil): hooks installed
+// and no board (yet) is nothing to do.
+func (h *Hooks) open(dir string) (*sessions.Board, error) {
+	b, err := h.Open(dir)
+	if errors.Is(err, sessions.ErrNoBoard) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// postToolUse renews the lease at most once per BeatEvery. The fast path,
+// taken after almost every tool use, is one stat of the owner's timestamp
+// file.
+func (h *Hooks) postToolUse(boardDir, owner string) error {
+	now := h.Now()
+	beat := beatPath(boardDir, owner)
+	if info, err := os.Stat(beat); err == nil {
+		if age := now.Sub(info.ModTime()); age >= 0 && age < BeatEvery {
+			return nil
+		}
+	}
+	b, err := h.open(boardDir)
+	if b == nil {
+		return err
+	}
+	if err := touch(beat, now); err != nil {
+		return err
+	}
+	p, err := h.Invoker()
+	if err != nil {
+		return err
+	}
+	// Register renews the heartbeat and adds this Claude Code process to
+	// the lease, should it be missing (a lease kept at the end of an
+	// earlier run of this session, now resumed).
+	_, err = h.leases(b).Register(owner, p)
+	return err
+}

@@ -1,0 +1,126 @@
+package claude
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+)
+
+// `pickup init --claude [--uninstall]`: the skills into .claude/skills/,
+// pickup's hooks merged into .claude/settings.json.
+
+// SettingsFile is where pickup merges its hooks, relative to the
+// repository's top directory.
+const SettingsFile = ".claude/settings.json"
+
+// hookPrefix starts the command of every hook that pickup installs; the
+// hooks that carry it are pickup's, whatever else is in settings.json.
+const hookPrefix = "pickup hook "
+
+// projectHooks are the hooks pickup installs, one group per event.
+var projectHooks = []struct {
+	event, matcher, command string
+}{
+	{"SessionStart", "", hookPrefix + "session-start"},
+	{"PostToolUse", "*", hookPrefix + "post-tool-use"},
+	{"SessionEnd", "", hookPrefix + "session-end"},
+}
+
+// Change is one thing Install did, or found already done.
+type Change struct {
+	Path string `json:"path"`
+	// Action is created, updated, removed, unchanged, or kept (a file
+	// that differs from pickup's and was left alone).
+	Action string `json:"action"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// AnyChanged reports whether changes changed anything on disk.
+func AnyChanged(changes []Change) bool {
+	for _, ch := range changes {
+		if ch.Action == "created" || ch.Action == "updated" || ch.Action == "removed" {
+			return true
+		}
+	}
+	return false
+}
+
+// Install installs the skills and merges the hooks into
+// <top>/.claude/settings.json, or with uninstall removes exactly those.
+// Everything is checked before anything is written: an unreadable or
+// invalid settings.json changes nothing. A second install changes nothing.
+// sync makes the new files durable (fsync).
+func Install(top string, uninstall, sync bool) ([]Change, error) {
+	if err := CheckPaths(top); err != nil {
+		return nil, err
+	}
+	settings := filepath.Join(top, filepath.FromSlash(SettingsFile))
+	plan, err := planSettings(settings, uninstall)
+	if err != nil {
+		return nil, err
+	}
+	type fileStep struct {
+		path string
+		data []byte
+		act  string
+	}
+	var steps []fileStep
+	var changes []Change
+	for _, f := range ProjectFiles() {
+		path := filepath.Join(top, filepath.FromSlash(f.Path))
+		old, err := fsx.ReadRegular(path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		same := exists && bytes.Equal(old, f.Data)
+		switch {
+		case !exists && !uninstall:
+			steps = append(steps, fileStep{path, f.Data, "created"})
+		case !exists:
+			// Nothing to remove.
+		case same && !uninstall:
+			changes = append(changes, Change{Path: path, Action: "unchanged"})
+		case same:
+			steps = append(steps, fileStep{path, nil, "removed"})
+		case !uninstall:
+			changes = append(changes, Change{Path: path, Action: "kept",
+				Detail: "differs from pickup's; left as it is (delete it and run `pickup init --claude` again for pickup's)"})
+		default:
+			changes = append(changes, Change{Path: path, Action: "kept", Detail: "differs from what pickup installs; left as it is"})
+		}
+	}
+	for _, s := range steps {
+		if s.act == "removed" {
+			if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return changes, err
+			}
+			_ = os.Remove(filepath.Dir(s.path)) // .claude/skills/<name>/, only if empty
+		} else {
+			if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+				return changes, err
+			}
+			if err := fsx.WriteNew(s.path, s.data, 0o644, sync); err != nil {
+				return changes, fmt.Errorf("write %s: %w", s.path, err)
+			}
+		}
+		changes = append(changes, Change{Path: s.path, Action: s.act})
+	}
+	if err := plan.apply(sync); err != nil {
+		return changes, err
+	}
+	if plan.change.Path != "" {
+		changes = append(changes, plan.change)
+	}
+	if uninstall {
+		// Empty directories hold nothing of anyone's.
+		_ = os.Remove(filepath.Join(top, ".claude", "skills"))
+		_ = os.Remove(filepath.Join(top, ".claude"))
+	}
+	return changes, nil
+}

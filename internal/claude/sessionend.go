@@ -1,0 +1,73 @@
+package claude
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/pickup-dev/pickup/claim"
+)
+
+// sessionEnd releases what the session still holds and ends its lease;
+// with keep_on_session_end in the board's config.yaml it keeps the claims,
+// under a lease without a process: no longer tied to this Claude Code
+// process, they stay the session's until it resumes (claude --resume) or
+// `pickup reap` finds them older than the stale period.
+func (h *Hooks) sessionEnd(boardDir, owner string) error {
+	b, err := h.open(boardDir)
+	if b == nil {
+		return err
+	}
+	var errs []error
+	cfg, err := b.Config()
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%w; releasing, the default", err))
+	}
+	leases := h.leases(b)
+	list, _ := b.ListOwner(owner)
+	if cfg.KeepOnSessionEnd && len(list) > 0 {
+		// The claims outlive this Claude Code process: untie the lease
+		// from it, so that its exit does not make them reapable at once.
+		p, _ := h.Invoker()
+		if _, err := leases.Detach(owner, p); err != nil {
+			errs = append(errs, err)
+		}
+		for _, s := range list {
+			h.printf("kept %s (keep_on_session_end)\n", h.Describe(s))
+		}
+	} else {
+		cl, err := claim.New(b, owner)
+		if err != nil {
+			return err
+		}
+		released, err := cl.ReleaseAll()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, s := range released {
+			h.printf("released %s\n", h.Describe(s))
+		}
+		if err := leases.Remove(owner); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	_ = os.Remove(beatPath(b.Dir, owner))
+	h.forgetPid(b.Dir, owner)
+	return errors.Join(errs...)
+}
+
+// forgetPid removes the record of the Claude Code process running owner,
+// unless it already names a later session of that process (after /clear).
+func (h *Hooks) forgetPid(boardDir, owner string) {
+	p, err := h.Invoker()
+	if err != nil {
+		return
+	}
+	path := PidPath(boardDir, p.PID)
+	if rec, ok := ReadRecord(path); ok && rec.Owner == owner {
+		_ = os.Remove(path)
+	}
+	if rec, ok := ReadRecord(SessionPath(boardDir, owner)); ok && rec.Process.Same(p) {
+		_ = os.Remove(SessionPath(boardDir, owner))
+	}
+}
