@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +32,7 @@ type stubAPI struct {
 	pending *toolCall // the last tool call sent, waiting for its result
 	results []toolResult
 	log     []string
-	prompts []string // the text of every user message that started a turn
+	texts   []string // the text of each conversation request's messages
 	errs    []string // the CLI broke the script: a missing tool result, no step left
 }
 
@@ -86,11 +88,22 @@ func (a *stubAPI) Results() []toolResult {
 	return append([]toolResult(nil), a.results...)
 }
 
-// Prompts returns the user text of every turn the CLI started.
-func (a *stubAPI) Prompts() []string {
+// Texts returns, for each conversation request, the text of all its
+// messages: the prompt, the skill the CLI expanded, what hooks added.
+func (a *stubAPI) Texts() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]string(nil), a.prompts...)
+	return append([]string(nil), a.texts...)
+}
+
+// Saw says whether any conversation request's messages held s.
+func (a *stubAPI) Saw(s string) bool {
+	for _, text := range a.Texts() {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Errors says where the CLI did not follow the script.
@@ -102,9 +115,9 @@ func (a *stubAPI) Errors() []string {
 
 // messagesRequest is the part of a Messages API request the stand-in reads.
 type messagesRequest struct {
-	Model     string            `json:"model"`
-	Stream    bool              `json:"stream"`
-	MaxTokens int               `json:"max_tokens"`
+	Model     string                  `json:"model"`
+	Stream    bool                    `json:"stream"`
+	MaxTokens int                     `json:"max_tokens"`
 	Tools     []struct{ Name string } `json:"tools"`
 	Messages  []struct {
 		Role    string          `json:"role"`
@@ -217,17 +230,19 @@ func (a *stubAPI) messages(w http.ResponseWriter, r *http.Request, req messagesR
 // advance records the tool results of the request and picks the next step.
 // Called with a.mu held.
 func (a *stubAPI) advance(req messagesRequest) (step, string) {
+	var all []string
+	for _, m := range req.Messages {
+		all = append(all, textOf(m.Content))
+	}
+	a.texts = append(a.texts, strings.Join(all, "\n"))
 	var prev toolResult
 	got := false
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" {
 		for _, b := range blocks(req.Messages[n-1].Content) {
-			switch {
-			case b.Type == "tool_result" && a.pending != nil && b.ToolUseID == a.pending.id:
+			if b.Type == "tool_result" && a.pending != nil && b.ToolUseID == a.pending.id {
 				prev = toolResult{Tool: a.pending.name, Input: a.pending.input, Content: textOf(b.Content), IsError: b.IsError}
 				a.results = append(a.results, prev)
 				got = true
-			case b.Type == "text" && a.pending == nil && !strings.HasPrefix(b.Text, "<system-reminder>"):
-				a.prompts = append(a.prompts, b.Text)
 			}
 		}
 	}
@@ -340,4 +355,20 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+var exitLine = regexp.MustCompile(`^Exit code (\d+)`)
+
+// ExitCode is the exit code of a Bash call as the CLI told the model: 0
+// for a result that is no error, N for one that starts "Exit code N", -1
+// for any other error (a denial, a tool failure).
+func (r toolResult) ExitCode() int {
+	if !r.IsError {
+		return 0
+	}
+	if m := exitLine.FindStringSubmatch(r.Content); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return -1
 }

@@ -41,7 +41,65 @@ type setup int
 
 const (
 	projectFiles setup = iota // pickup init --claude: .claude/ in the repository
+	plugin                    // pickup init, and claude --plugin-dir with pickup's plugin
 )
+
+func (s setup) String() string {
+	if s == plugin {
+		return "plugin"
+	}
+	return "init-claude"
+}
+
+// forEachSetup runs test in parallel for each way of installing pickup's
+// Claude Code integration, each in a new project.
+func forEachSetup(t *testing.T, test func(t *testing.T, p *project)) {
+	t.Parallel()
+	for _, how := range []setup{projectFiles, plugin} {
+		t.Run(how.String(), func(t *testing.T) {
+			t.Parallel()
+			test(t, newProject(t, how))
+		})
+	}
+}
+
+// pluginDir is pickup's Claude Code plugin, found the way `/plugin
+// marketplace add` finds it: through the marketplace file at the top of
+// the repository.
+func pluginDir(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, ".claude-plugin", "marketplace.json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("pickup's plugin marketplace: %v", err)
+	}
+	var market struct {
+		Plugins []struct {
+			Name   string
+			Source json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(data, &market); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for _, pl := range market.Plugins {
+		var source string
+		if pl.Name != "pickup" || json.Unmarshal(pl.Source, &source) != nil {
+			continue
+		}
+		dir := filepath.Join(root, source)
+		if _, err := os.Stat(filepath.Join(dir, ".claude-plugin", "plugin.json")); err != nil {
+			t.Fatalf("%s names the plugin pickup at %s: %v", file, source, err)
+		}
+		return dir
+	}
+	t.Fatalf("%s lists no plugin named pickup with a relative source: %s", file, data)
+	return ""
+}
 
 func newProject(t *testing.T, how setup) *project {
 	t.Helper()
@@ -69,6 +127,9 @@ func newProject(t *testing.T, how setup) *project {
 	switch how {
 	case projectFiles:
 		p.pickupOK("", "init", "--claude")
+	case plugin:
+		p.claudeArgs = []string{"--plugin-dir", pluginDir(t)}
+		p.pickupOK("", "init")
 	}
 	return p
 }
@@ -375,4 +436,40 @@ func withTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// ownerStatus is what `pickup status --json` says of one owner; State is
+// empty when it has no lease and holds nothing.
+type ownerStatus struct {
+	Owner   string
+	State   string
+	Reason  string
+	Holders []struct{ PID int }
+}
+
+func (p *project) status(owner string) ownerStatus {
+	p.t.Helper()
+	out := p.pickupOK("", "status", "--json")
+	var all []ownerStatus
+	if err := json.Unmarshal([]byte(out), &all); err != nil {
+		p.t.Fatalf("pickup status --json: %v\n%s", err, out)
+	}
+	for _, s := range all {
+		if s.Owner == owner {
+			return s
+		}
+	}
+	return ownerStatus{Owner: owner}
+}
+
+// requireLeaseOn fails unless owner's lease is alive and lists pid.
+func (p *project) requireLeaseOn(owner string, pid int, why string) {
+	p.t.Helper()
+	s := p.status(owner)
+	for _, h := range s.Holders {
+		if h.PID == pid && s.State == "alive" {
+			return
+		}
+	}
+	p.t.Fatalf("%s: owner %s is %q (%s) with processes %v, want alive with the Claude Code process %d", why, owner, s.State, s.Reason, s.Holders, pid)
 }
