@@ -61,7 +61,7 @@ func TestPickupClaimsAsSession(t *testing.T) {
 		if !apiA.Saw("Session asked for: ``") {
 			t.Fatalf("the /pickup skill did not reach the model with no session id")
 		}
-		requireResult(t, apiA, 0, 0, "claimed "+ids[0])
+		requireResult(t, apiA, 0, 0, "claimed "+ids[0]+" [")
 		p.requireHeld(ids[0], a.ID(), "after /pickup")
 		p.requireLeaseOn(a.ID(), a.Pid(), "after /pickup")
 
@@ -128,7 +128,7 @@ func TestKillNineRecoverable(t *testing.T) {
 		p.requireHeld(ids[0], dead, "after SIGKILL, before anyone looked") // no hook ran
 
 		out := p.pickupOK("other", "next")
-		if !strings.Contains(out, "claimed "+ids[0]) {
+		if !strings.Contains(out, "claimed "+ids[0]+" [") {
 			t.Fatalf("another agent's next after the kill: %q, want it to claim %s at once", out, ids[0])
 		}
 		if _, errOut, code := p.pickup(dead, "done", ids[0]); code != 6 {
