@@ -158,11 +158,17 @@ func (p *project) run(name string, args ...string) string {
 // returns its stdout, stderr and exit code.
 func (p *project) pickup(owner string, args ...string) (string, string, int) {
 	p.t.Helper()
+	return p.pickupEnv(nil, owner, args...)
+}
+
+// pickupEnv is pickup with more environment variables.
+func (p *project) pickupEnv(env []string, owner string, args ...string) (string, string, int) {
+	p.t.Helper()
 	if owner != "" {
 		args = append([]string{"--owner", owner}, args...)
 	}
 	cmd := exec.Command(pickupBinary(p.t), args...)
-	cmd.Dir, cmd.Env = p.root, p.env
+	cmd.Dir, cmd.Env = p.root, append(append([]string(nil), p.env...), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
