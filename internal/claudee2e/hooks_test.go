@@ -87,3 +87,29 @@ func TestEditBoardFileDenied(t *testing.T) {
 		requireScriptFollowed(t, api)
 	})
 }
+
+// TestPickupAllowed: the agent may run pickup without asking, also outside
+// the /pickup and /handoff skills (after SessionStart told it what it
+// holds, or in a later turn), while other commands still need approval:
+// in print mode, where nobody can approve, they are refused.
+func TestPickupAllowed(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, p *project) {
+		ids := p.seed("Fix the parser")
+		stray := filepath.Join(p.root, "stray")
+		api := newStubAPI(t, "plain",
+			step{Bash: "pickup list"},
+			step{Bash: "pickup next"},
+			step{Bash: "touch " + stray},
+			stop)
+		a := p.startClaude("plain", api, claudeOpts{})
+		a.prompt("What is on the board? Take the best session.")
+		requireResult(t, api, 0, 0, ids[0])
+		requireResult(t, api, 1, 0, "claimed "+ids[0]+" [")
+		p.requireHeld(ids[0], a.ID(), "after pickup next outside the skill")
+		requireResult(t, api, 2, -1)
+		if _, err := os.Lstat(stray); err == nil {
+			t.Fatalf("a command that needs approval ran in print mode: %s exists", stray)
+		}
+		requireScriptFollowed(t, api)
+	})
+}
