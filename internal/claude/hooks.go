@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -27,7 +29,14 @@ const BeatEvery = time.Minute
 const maxHookInput = 1 << 20
 
 // Events are the hook events pickup handles, as `pickup hook` names them.
-var Events = []string{"session-start", "post-tool-use", "session-end"}
+var Events = []string{"session-start", "pre-tool-use", "post-tool-use", "session-end"}
+
+// Protocol is the version of what `pickup hook` understands: 1 the first
+// three events; 2 adds pre-tool-use and --need. The plugin's SessionStart
+// runs `pickup hook --need N session-start`: a pickup older than 2 fails
+// on the flag, and the hook's shell line tells the user to upgrade; a
+// pickup older than N says so itself.
+const Protocol = 2
 
 // Hooks runs pickup's hooks. The command line fills it in, so that the
 // hooks find and open the board, and follow processes, exactly as every
@@ -40,12 +49,20 @@ type Hooks struct {
 	// Owner, when not empty, is used instead of the input's session_id
 	// (pickup --owner).
 	Owner string
+	// Need is the protocol the hooks' installer needs (--need); 0: any.
+	Need int
+	// Version names this pickup, for the message when Need is too high.
+	Version string
 	// BoardDir returns the board for a working directory ("" for the
 	// process's own).
 	BoardDir func(cwd string) (string, error)
 	// Open opens a board leniently (a bad config.yaml must not block
 	// Claude Code), wired as the command line wires it (commit mode).
 	Open func(dir string) (*sessions.Board, error)
+	// Batch, if set, makes the transitions on b one git commit in commit
+	// mode, made when the returned function runs; SessionEnd releases
+	// everything in one commit.
+	Batch func(b *sessions.Board) (commit func(subject string))
 	// Invoker is the Claude Code process that ran the hook.
 	Invoker func() (proc.Process, error)
 	// Describe formats a session for a line of output.
@@ -98,10 +115,17 @@ func ParseInput(data []byte) (Input, error) {
 
 // Run runs one hook event with the JSON input read from stdin.
 func (h *Hooks) Run(event string, stdin io.Reader) error {
-	switch event {
-	case "session-start", "post-tool-use", "session-end":
-	default:
-		return fmt.Errorf("unknown hook event %q: give session-start, post-tool-use or session-end", event)
+	if !slices.Contains(Events, event) {
+		return fmt.Errorf("unknown hook event %q: give one of %s", event, strings.Join(Events, ", "))
+	}
+	if h.Need > Protocol {
+		_, _ = io.Copy(io.Discard, stdin)
+		h.printf("pickup: the pickup on the PATH (%s) is older than the Claude Code integration needs (hook protocol %d, this one has %d), so its hooks do nothing. "+
+			"Tell the user: upgrade it with `go install github.com/pickup-dev/pickup@latest`, then start a new session.\n", h.Version, h.Need, Protocol)
+		return nil
+	}
+	if event == "pre-tool-use" {
+		return h.preToolUse(stdin)
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, maxHookInput))
 	// Drain the rest, so that Claude Code never writes into a closed pipe.

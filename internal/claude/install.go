@@ -14,22 +14,21 @@ import (
 // `pickup init --claude [--uninstall]`: the skills into .claude/skills/,
 // pickup's hooks merged into .claude/settings.json.
 
-// SettingsFile is where pickup merges its hooks, relative to the
-// repository's top directory.
-const SettingsFile = ".claude/settings.json"
+// SettingsFile is where pickup merges its hooks, relative to the top of
+// the repository's main work tree: the local settings, which Claude Code
+// 2.1.331 reads there whichever folder of the repository, or of any of its
+// worktrees, it was started in. (It reads .claude/settings.json only in
+// the folder it was started in: hooks there do not fire in a subfolder.)
+const SettingsFile = ".claude/settings.local.json"
 
-// hookPrefix starts the command of every hook that pickup installs; the
-// hooks that carry it are pickup's, whatever else is in settings.json.
+// SharedSettingsFile is where earlier versions of pickup put the hooks;
+// init --claude moves them out of it, and --uninstall removes them from
+// both.
+const SharedSettingsFile = ".claude/settings.json"
+
+// hookPrefix is in the command of every hook that pickup installs; the
+// hooks that carry it are pickup's, whatever else is in the settings.
 const hookPrefix = "pickup hook "
-
-// projectHooks are the hooks pickup installs, one group per event.
-var projectHooks = []struct {
-	event, matcher, command string
-}{
-	{"SessionStart", "", hookPrefix + "session-start"},
-	{"PostToolUse", "*", hookPrefix + "post-tool-use"},
-	{"SessionEnd", "", hookPrefix + "session-end"},
-}
 
 // Change is one thing Install did, or found already done.
 type Change struct {
@@ -51,7 +50,9 @@ func AnyChanged(changes []Change) bool {
 }
 
 // Install installs the skills and merges the hooks into
-// <top>/.claude/settings.json, or with uninstall removes exactly those.
+// <top>/.claude/settings.local.json (moving them out of settings.json,
+// where earlier versions put them), or with uninstall removes exactly
+// those.
 // Everything is checked before anything is written: an unreadable or
 // invalid settings.json changes nothing. A second install changes nothing.
 // sync makes the new files durable (fsync).
@@ -59,10 +60,17 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 	if err := CheckPaths(top); err != nil {
 		return nil, err
 	}
-	settings := filepath.Join(top, filepath.FromSlash(SettingsFile))
-	plan, err := planSettings(settings, uninstall)
-	if err != nil {
-		return nil, err
+	plans := make([]settingsPlan, 2)
+	for i, f := range []string{SettingsFile, SharedSettingsFile} {
+		add := i == 0 && !uninstall // the shared file only ever loses pickup's hooks
+		p, err := planSettings(filepath.Join(top, filepath.FromSlash(f)), add)
+		if err != nil {
+			return nil, err
+		}
+		if !add && p.change.Action == "unchanged" {
+			p.change = Change{} // nothing of pickup's there: not worth a line
+		}
+		plans[i] = p
 	}
 	type fileStep struct {
 		path string
@@ -111,11 +119,13 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 		}
 		changes = append(changes, Change{Path: s.path, Action: s.act})
 	}
-	if err := plan.apply(sync); err != nil {
-		return changes, err
-	}
-	if plan.change.Path != "" {
-		changes = append(changes, plan.change)
+	for _, plan := range plans {
+		if err := plan.apply(sync); err != nil {
+			return changes, err
+		}
+		if plan.change.Path != "" {
+			changes = append(changes, plan.change)
+		}
 	}
 	if uninstall {
 		// Empty directories hold nothing of anyone's.

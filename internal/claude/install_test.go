@@ -82,48 +82,18 @@ func wtDir(t *testing.T, root, rel string) {
 	}
 }
 
-const wantFreshSettings = `{
-  "hooks": {
-    "SessionStart": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "pickup hook session-start"
-          }
-        ]
-      }
-    ],
-    "PostToolUse": [
-      {
-        "matcher": "*",
-        "hooks": [
-          {
-            "type": "command",
-            "command": "pickup hook post-tool-use"
-          }
-        ]
-      }
-    ],
-    "SessionEnd": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "pickup hook session-end"
-          }
-        ]
-      }
-    ]
-  }
-}
-`
-
 func TestInstallClaudeFresh(t *testing.T) {
 	repo := clRepo(t)
 	clInstall(t, repo, false)
-	if got := clRead(t, filepath.Join(repo, ".claude", "settings.json")); got != wantFreshSettings {
-		t.Errorf("settings.json =\n%s\nwant\n%s", got, wantFreshSettings)
+	// The hooks are hooks.json's, as they are: one source for the
+	// plugin and the project install.
+	want := &ojValue{kind: '{'}
+	want.add("hooks", pluginHooks())
+	if got := clRead(t, filepath.Join(repo, filepath.FromSlash(SettingsFile))); got != string(want.encode()) {
+		t.Errorf("%s =\n%s\nwant\n%s", SettingsFile, got, want.encode())
+	}
+	if _, err := os.Stat(filepath.Join(repo, filepath.FromSlash(SharedSettingsFile))); err == nil {
+		t.Errorf("%s was created", SharedSettingsFile)
 	}
 	for _, f := range ProjectFiles() {
 		if got := clRead(t, filepath.Join(repo, f.Path)); got != string(f.Data) {

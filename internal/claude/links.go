@@ -34,11 +34,11 @@ func (e *LinkError) Hint() string {
 }
 
 // CheckPaths refuses a link, named pipe or device at .claude, its
-// settings.json, skills directory, or any skill's directory or file: one
+// settings files, skills directory, or any skill's directory or file: one
 // lstat each, parents first.
 func CheckPaths(top string) error {
 	dirs := []string{".claude", ".claude/skills"}
-	files := []string{SettingsFile}
+	files := []string{SettingsFile, SharedSettingsFile}
 	for _, f := range ProjectFiles() {
 		dirs = append(dirs, path.Dir(f.Path))
 		files = append(files, f.Path)

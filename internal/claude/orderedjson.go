@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -247,4 +248,26 @@ func (p *ojParser) str() []byte {
 			p.i++
 		}
 	}
+}
+
+// ojEqual reports whether a and b are the same JSON value, whatever their
+// layout, key order or number spelling.
+func ojEqual(a, b *ojValue) bool {
+	var x, y any
+	if json.Unmarshal(a.encode(), &x) != nil || json.Unmarshal(b.encode(), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// ojClone returns a deep copy of v.
+func ojClone(v *ojValue) *ojValue {
+	c := &ojValue{kind: v.kind, raw: v.raw}
+	for _, m := range v.members {
+		c.members = append(c.members, ojMember{rawKey: m.rawKey, key: m.key, val: ojClone(m.val)})
+	}
+	for _, e := range v.elems {
+		c.elems = append(c.elems, ojClone(e))
+	}
+	return c
 }

@@ -40,9 +40,16 @@ func (h *Hooks) sessionEnd(boardDir, owner string) error {
 		if err != nil {
 			return err
 		}
+		var commit func(string)
+		if h.Batch != nil {
+			commit = h.Batch(b)
+		}
 		released, err := cl.ReleaseAll()
 		if err != nil {
 			errs = append(errs, err)
+		}
+		if commit != nil {
+			commit(fmt.Sprintf("pickup: release %d session(s) at the end of Claude Code session %s", len(released), owner))
 		}
 		for _, s := range released {
 			h.printf("released %s\n", h.Describe(s))

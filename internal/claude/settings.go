@@ -7,13 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
 )
 
-// Claude Code's .claude/settings.json: adding and removing pickup's hooks
-// while keeping everything else in the file as it was.
+// Claude Code's settings files: adding and removing pickup's hooks while
+// keeping everything else in the file as it was.
 
 // settingsPlan is the change to settings.json, computed before anything
 // is written.
@@ -56,17 +57,20 @@ func (p settingsPlan) apply(sync bool) error {
 	return nil
 }
 
-// planSettings reads settings.json and computes its new content.
-func planSettings(settings string, uninstall bool) (settingsPlan, error) {
-	// A link in settings.json's place was refused (CheckPaths), and
-	// is never read through.
+// planSettings reads a settings file and computes its new content: with
+// add, pickup's hooks (hooks.json) merged in; without, pickup's hooks
+// removed. A file that needs no change plans none; a missing file that
+// would only lose hooks plans nothing at all (an empty Change).
+func planSettings(settings string, add bool) (settingsPlan, error) {
+	// A link in the file's place was refused (CheckPaths), and is never
+	// read through.
 	plan := settingsPlan{path: settings, perm: 0o644, change: Change{Path: settings, Action: "unchanged"}}
 	data, err := fsx.ReadRegular(plan.path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return plan, err
 	}
-	if !exists && uninstall {
+	if !exists && !add {
 		plan.change = Change{}
 		return plan, nil
 	}
@@ -85,34 +89,31 @@ func planSettings(settings string, uninstall bool) (settingsPlan, error) {
 		}
 	}
 	var changed bool
-	if uninstall {
-		changed = removeHooks(root)
-	} else {
+	if add {
 		changed, err = addHooks(root)
 		if err != nil {
 			return plan, fmt.Errorf("%s: %w; fix it and run again (nothing was changed)", settings, err)
 		}
+	} else {
+		changed = removeHooks(root)
 	}
 	if !changed {
 		return plan, nil
 	}
-	var events []string
-	for _, h := range projectHooks {
-		events = append(events, h.event)
-	}
+	events := strings.Join(hookEvents(), ", ")
 	switch {
-	case uninstall && len(root.members) == 0:
+	case !add && len(root.members) == 0:
 		plan.remove = true
 		plan.change = Change{Path: settings, Action: "removed", Detail: "it held only pickup's hooks"}
-	case uninstall:
+	case !add:
 		plan.write = true
 		plan.change = Change{Path: settings, Action: "updated", Detail: "removed pickup's hooks, kept everything else"}
 	case !exists:
 		plan.write = true
-		plan.change = Change{Path: settings, Action: "created", Detail: "hooks " + strings.Join(events, ", ") + " run `pickup hook ...`"}
+		plan.change = Change{Path: settings, Action: "created", Detail: "hooks " + events + " run `pickup hook ...`"}
 	default:
 		plan.write = true
-		plan.change = Change{Path: settings, Action: "updated", Detail: "added pickup's hooks (" + strings.Join(events, ", ") + "), kept everything else"}
+		plan.change = Change{Path: settings, Action: "updated", Detail: "added pickup's hooks (" + events + "), kept everything else"}
 	}
 	if plan.write {
 		plan.data = root.encode()
@@ -120,11 +121,18 @@ func planSettings(settings string, uninstall bool) (settingsPlan, error) {
 	return plan, nil
 }
 
-// addHooks adds pickup's hook groups that root lacks. A hook whose
-// command is exactly pickup's counts as installed wherever it is (the user
-// may have moved it or changed its matcher); other commands starting with
-// "pickup hook " under the same event, from another pickup version, are
-// replaced.
+// isPickupHook reports whether a hook entry is pickup's, of this version or
+// another: its command runs `pickup hook ...`.
+func isPickupHook(h *ojValue) bool {
+	cmd, ok := h.getString("command")
+	return ok && strings.Contains(cmd, hookPrefix)
+}
+
+// addHooks makes root's hooks hold exactly pickup's hooks.json entries:
+// pickup hooks of another version are removed, and each entry of
+// hooks.json that is not there is added in a group of its own after the
+// user's. An entry counts as there wherever it is, equal as JSON (the
+// user may have moved it into a group of theirs).
 func addHooks(root *ojValue) (changed bool, err error) {
 	hooks := root.get("hooks")
 	if hooks == nil {
@@ -134,36 +142,40 @@ func addHooks(root *ojValue) (changed bool, err error) {
 	} else if hooks.kind != '{' {
 		return false, errors.New(`"hooks" is not an object`)
 	}
-	for _, h := range projectHooks {
-		groups := hooks.get(h.event)
+	for _, ev := range pluginHooks().members {
+		groups := hooks.get(ev.key)
 		if groups == nil {
 			groups = &ojValue{kind: '['}
-			hooks.add(h.event, groups)
+			hooks.add(ev.key, groups)
 			changed = true
 		} else if groups.kind != '[' {
-			return false, fmt.Errorf(`"hooks.%s" is not an array`, h.event)
+			return false, fmt.Errorf(`"hooks.%s" is not an array`, ev.key)
 		}
-		if hasHookCommand(groups, h.command) {
-			continue
+		var want []*ojValue // pickup's hook entries for the event
+		for _, g := range ev.val.elems {
+			want = append(want, g.get("hooks").elems...)
 		}
-		removePickupHooks(groups)
-		group := &ojValue{kind: '{'}
-		if h.matcher != "" {
-			group.add("matcher", ojString(h.matcher))
+		stale := func(h *ojValue) bool {
+			return isPickupHook(h) && !slices.ContainsFunc(want, func(w *ojValue) bool { return ojEqual(w, h) })
 		}
-		hook := &ojValue{kind: '{'}
-		hook.add("type", ojString("command"))
-		hook.add("command", ojString(h.command))
-		group.add("hooks", &ojValue{kind: '[', elems: []*ojValue{hook}})
-		groups.elems = append(groups.elems, group)
-		changed = true
+		if removeHookEntries(groups, stale) > 0 {
+			changed = true
+		}
+		for _, g := range ev.val.elems {
+			h := g.get("hooks").elems[0]
+			if hasHook(groups, h) {
+				continue
+			}
+			groups.elems = append(groups.elems, ojClone(g))
+			changed = true
+		}
 	}
 	return changed, nil
 }
 
-// removeHooks removes every hook whose command starts with "pickup
-// hook ", then the groups, event arrays, "hooks" object that this emptied.
-// Anything that was empty before stays.
+// removeHooks removes every hook of pickup's, then the groups, event arrays
+// and "hooks" object that this emptied. Anything that was empty before
+// stays.
 func removeHooks(root *ojValue) bool {
 	hooks := root.get("hooks")
 	if hooks == nil || hooks.kind != '{' {
@@ -172,7 +184,7 @@ func removeHooks(root *ojValue) bool {
 	changed := false
 	kept := hooks.members[:0:0]
 	for _, m := range hooks.members {
-		if m.val.kind == '[' && removePickupHooks(m.val) > 0 {
+		if m.val.kind == '[' && removeHookEntries(m.val, isPickupHook) > 0 {
 			changed = true
 			if len(m.val.elems) == 0 {
 				continue
@@ -187,10 +199,10 @@ func removeHooks(root *ojValue) bool {
 	return changed
 }
 
-// removePickupHooks removes pickup's hooks from an event's array of groups,
-// and the groups that this left without hooks. It returns how many hooks it
-// removed.
-func removePickupHooks(groups *ojValue) int {
+// removeHookEntries removes the hook entries that drop reports from an
+// event's array of groups, and the groups that this left without hooks. It
+// returns how many entries it removed.
+func removeHookEntries(groups *ojValue, drop func(*ojValue) bool) int {
 	n := 0
 	kept := groups.elems[:0:0]
 	for _, g := range groups.elems {
@@ -199,10 +211,9 @@ func removePickupHooks(groups *ojValue) int {
 			before := len(list.elems)
 			rest := list.elems[:0:0]
 			for _, h := range list.elems {
-				if cmd, ok := h.getString("command"); ok && strings.HasPrefix(strings.TrimSpace(cmd), hookPrefix) {
-					continue
+				if !drop(h) {
+					rest = append(rest, h)
 				}
-				rest = append(rest, h)
 			}
 			list.elems = rest
 			if removed := before - len(rest); removed > 0 {
@@ -218,13 +229,12 @@ func removePickupHooks(groups *ojValue) int {
 	return n
 }
 
-func hasHookCommand(groups *ojValue, command string) bool {
+// hasHook reports whether an event's groups hold the hook entry h.
+func hasHook(groups *ojValue, h *ojValue) bool {
 	for _, g := range groups.elems {
 		if list := g.get("hooks"); list != nil && list.kind == '[' {
-			for _, h := range list.elems {
-				if cmd, ok := h.getString("command"); ok && strings.TrimSpace(cmd) == command {
-					return true
-				}
+			if slices.ContainsFunc(list.elems, func(x *ojValue) bool { return ojEqual(x, h) }) {
+				return true
 			}
 		}
 	}

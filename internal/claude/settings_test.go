@@ -61,9 +61,9 @@ const settingsWithUserHooks = `{
 
 func TestInstallClaudeMergesIntoExistingSettings(t *testing.T) {
 	repo := clRepo(t)
-	settings := filepath.Join(repo, ".claude", "settings.json")
-	wtFile(t, repo, ".claude/settings.json", settingsWithUserHooks)
-	wtFile(t, repo, ".claude/settings.local.json", `{"model": "opus"}`)
+	settings := filepath.Join(repo, ".claude", "settings.local.json")
+	wtFile(t, repo, ".claude/settings.local.json", settingsWithUserHooks)
+	wtFile(t, repo, ".claude/settings.json", `{"model": "opus"}`)
 	wtFile(t, repo, ".claude/skills/review/SKILL.md", "---\nname: review\n---\nmine\n")
 
 	clInstall(t, repo, false)
@@ -108,8 +108,8 @@ func TestInstallClaudeMergesIntoExistingSettings(t *testing.T) {
 	if restored := clRead(t, settings); restored != settingsWithUserHooks {
 		t.Errorf("uninstall left\n%s\nwant the original\n%s", restored, settingsWithUserHooks)
 	}
-	if got := clRead(t, filepath.Join(repo, ".claude", "settings.local.json")); got != `{"model": "opus"}` {
-		t.Errorf("settings.local.json changed: %s", got)
+	if got := clRead(t, filepath.Join(repo, ".claude", "settings.json")); got != `{"model": "opus"}` {
+		t.Errorf("settings.json changed: %s", got)
 	}
 	if _, err := os.Stat(filepath.Join(repo, ".claude", "skills", "review", "SKILL.md")); err != nil {
 		t.Errorf("the user's skill is gone: %v", err)
@@ -127,9 +127,9 @@ func TestInstallClaudeOtherLayout(t *testing.T) {
 	repo := clRepo(t)
 	orig := `{"hooks":{"Notification":[{"hooks":[{"type":"command","command":"notify-send done"}]}]},` +
 		"\n\t\"env\": {\"A\": \"1\"}, \"n\": 1e3, \"nested\": [[], {}, [1, [2]]]}"
-	wtFile(t, repo, ".claude/settings.json", orig)
+	wtFile(t, repo, ".claude/settings.local.json", orig)
 	clInstall(t, repo, false)
-	merged := clRead(t, filepath.Join(repo, ".claude", "settings.json"))
+	merged := clRead(t, filepath.Join(repo, ".claude", "settings.local.json"))
 	if !strings.Contains(merged, `"n": 1e3`) {
 		t.Errorf("a number was rewritten:\n%s", merged)
 	}
@@ -138,7 +138,7 @@ func TestInstallClaudeOtherLayout(t *testing.T) {
 	if err := json.Unmarshal([]byte(orig), &want); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(clRead(t, filepath.Join(repo, ".claude", "settings.json"))), &got); err != nil {
+	if err := json.Unmarshal([]byte(clRead(t, filepath.Join(repo, ".claude", "settings.local.json"))), &got); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -149,7 +149,7 @@ func TestInstallClaudeOtherLayout(t *testing.T) {
 func TestInstallClaudeRefusesInvalidJSON(t *testing.T) {
 	for _, tc := range []struct {
 		name, content, want string
-		syntax              bool // uninstall refuses it too
+		syntax              bool // uninstall refuses it too, and so does install in settings.json
 	}{
 		{"trailing comma", "{\n  \"hooks\": {\n    \"Stop\": [],\n  }\n}\n", "line 4, column 3", true},
 		{"comment", "{\n  // mine\n  \"a\": 1\n}\n", "line 2, column 3", true},
@@ -158,34 +158,41 @@ func TestInstallClaudeRefusesInvalidJSON(t *testing.T) {
 		{"hooks not an object", "{\"hooks\": [\"x\"]}\n", `"hooks" is not an object`, false},
 		{"event not an array", "{\"hooks\": {\"SessionEnd\": {}}}\n", `"hooks.SessionEnd" is not an array`, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			repo := clRepo(t)
-			wtFile(t, repo, ".claude/settings.json", tc.content)
-			before := clSnapshot(t, repo)
-			_, err := Install(repo, false, false)
-			if err == nil {
-				t.Fatal("installClaude accepted it")
+		for _, file := range []string{SettingsFile, SharedSettingsFile} {
+			if file == SharedSettingsFile && !tc.syntax {
+				continue // pickup only removes from settings.json: its shape is not pickup's concern
 			}
-			settings := filepath.Join(repo, ".claude", "settings.json")
-			if msg := err.Error(); !strings.Contains(msg, settings) || !strings.Contains(msg, tc.want) || !strings.Contains(msg, "nothing was changed") {
-				t.Errorf("error %q; want the file, %q and that nothing was changed", msg, tc.want)
-			}
-			if after := clSnapshot(t, repo); !reflect.DeepEqual(before, after) {
-				t.Errorf("something changed: %v", after)
-			}
-			if _, err := Install(repo, true, false); (err != nil) != tc.syntax {
-				t.Errorf("uninstall: %v", err)
-			}
-			if after := clSnapshot(t, repo); !reflect.DeepEqual(before, after) {
-				t.Errorf("uninstall changed something: %v", after)
-			}
-		})
+			t.Run(tc.name+" in "+file, func(t *testing.T) {
+				repo := clRepo(t)
+				wtFile(t, repo, file, tc.content)
+				before := clSnapshot(t, repo)
+				_, err := Install(repo, false, false)
+				if err == nil {
+					t.Fatal("Install accepted it")
+				}
+				settings := filepath.Join(repo, filepath.FromSlash(file))
+				if msg := err.Error(); !strings.Contains(msg, settings) || !strings.Contains(msg, tc.want) || !strings.Contains(msg, "nothing was changed") {
+					t.Errorf("error %q; want the file, %q and that nothing was changed", msg, tc.want)
+				}
+				if after := clSnapshot(t, repo); !reflect.DeepEqual(before, after) {
+					t.Errorf("something changed: %v", after)
+				}
+				if _, err := Install(repo, true, false); (err != nil) != tc.syntax {
+					t.Errorf("uninstall: %v", err)
+				}
+				if after := clSnapshot(t, repo); !reflect.DeepEqual(before, after) {
+					t.Errorf("uninstall changed something: %v", after)
+				}
+			})
+		}
 	}
 }
 
-// An entry of another pickup version is replaced; pickup's command that
-// the user moved into a group of their own counts as installed.
-func TestInstallClaudeReplacesOnlyPickupEntries(t *testing.T) {
+// An install by an earlier pickup (its hooks in settings.json, where
+// Claude Code reads them only when started in the top folder) moves: the
+// old entries leave settings.json, the user's stay, and the current hooks
+// go into settings.local.json.
+func TestInstallClaudeMovesOldHooksOutOfSettingsJSON(t *testing.T) {
 	repo := clRepo(t)
 	wtFile(t, repo, ".claude/settings.json", `{
   "hooks": {
@@ -209,6 +216,61 @@ func TestInstallClaudeReplacesOnlyPickupEntries(t *testing.T) {
         "hooks": [
           {
             "type": "command",
+            "command": "pickup hook session-end"
+          }
+        ]
+      }
+    ]
+  }
+}
+`)
+	changes := clInstall(t, repo, false)
+	shared := clRead(t, filepath.Join(repo, ".claude", "settings.json"))
+	if strings.Contains(shared, "pickup hook") || !strings.Contains(shared, "direnv export json") || !strings.Contains(shared, `"matcher": "startup"`) {
+		t.Errorf("settings.json should keep exactly the user's hook:\n%s", shared)
+	}
+	if strings.Contains(shared, "SessionEnd") {
+		t.Errorf("the event array that held only pickup's hook stayed:\n%s", shared)
+	}
+	local := clRead(t, filepath.Join(repo, ".claude", "settings.local.json"))
+	for _, ev := range hookEvents() {
+		if !strings.Contains(local, `"`+ev+`"`) {
+			t.Errorf("settings.local.json lacks %s:\n%s", ev, local)
+		}
+	}
+	var actions []string
+	for _, ch := range changes {
+		actions = append(actions, ch.Action+" "+filepath.Base(ch.Path))
+	}
+	if want := "created settings.local.json, updated settings.json"; !strings.Contains(strings.Join(actions, ", "), want) {
+		t.Errorf("changes %v; want %s", actions, want)
+	}
+}
+
+// An entry of another pickup version is replaced; pickup's entry that the
+// user moved into a group of their own counts as installed.
+func TestInstallClaudeReplacesOnlyPickupEntries(t *testing.T) {
+	repo := clRepo(t)
+	start := pluginHooks().get("SessionStart").elems[0].get("hooks").elems[0]
+	wtFile(t, repo, SettingsFile, `{
+  "hooks": {
+    "SessionStart": [
+      {
+        "matcher": "startup",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "direnv export json"
+          },
+          `+string(start.encode())+`
+        ]
+      }
+    ],
+    "SessionEnd": [
+      {
+        "hooks": [
+          {
+            "type": "command",
             "command": "pickup hook session-end --old-flag"
           }
         ]
@@ -218,15 +280,19 @@ func TestInstallClaudeReplacesOnlyPickupEntries(t *testing.T) {
 }
 `)
 	clInstall(t, repo, false)
-	got := clRead(t, filepath.Join(repo, ".claude", "settings.json"))
+	path := filepath.Join(repo, filepath.FromSlash(SettingsFile))
+	got := clRead(t, path)
 	if strings.Contains(got, "--old-flag") {
 		t.Errorf("the old pickup entry stayed:\n%s", got)
 	}
-	if strings.Count(got, "pickup hook session-start") != 1 || strings.Count(got, "pickup hook session-end") != 1 {
+	if strings.Count(got, "pickup hook --need 2 session-start") != 1 || strings.Count(got, "exec pickup hook session-end") != 1 {
 		t.Errorf("want one entry per event:\n%s", got)
 	}
+	if strings.Index(got, "direnv") > strings.Index(got, "session-start") {
+		t.Errorf("the moved entry was not left where the user put it:\n%s", got)
+	}
 	clInstall(t, repo, true)
-	got = clRead(t, filepath.Join(repo, ".claude", "settings.json"))
+	got = clRead(t, path)
 	if strings.Contains(got, "pickup hook") || !strings.Contains(got, "direnv export json") || !strings.Contains(got, `"matcher": "startup"`) {
 		t.Errorf("uninstall should leave exactly the user's hook:\n%s", got)
 	}

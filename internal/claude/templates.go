@@ -12,7 +12,7 @@ import (
 // `pickup init --claude` installs the same skills into a repository's
 // .claude/ from this embedded copy.
 //
-//go:embed plugin/skills
+//go:embed plugin/skills plugin/hooks/hooks.json
 var pluginFS embed.FS
 
 // File is one file to install, by its slash-separated path relative to the
@@ -54,4 +54,28 @@ func SkillNames() []string {
 		}
 	}
 	return names
+}
+
+// pluginHooks returns the "hooks" object of plugin/hooks/hooks.json: the
+// hooks the plugin declares, which `pickup init --claude` merges into the
+// settings. Each group there holds one hook.
+func pluginHooks() *ojValue {
+	data, err := pluginFS.ReadFile("plugin/hooks/hooks.json")
+	if err != nil {
+		panic("claude: " + err.Error())
+	}
+	v, err := parseOJ(data)
+	if err != nil {
+		panic("claude: hooks.json: " + err.Error()) // fixed at build time; a test parses it
+	}
+	return v.get("hooks")
+}
+
+// hookEvents returns the events pickup hooks, in hooks.json's order.
+func hookEvents() []string {
+	var events []string
+	for _, m := range pluginHooks().members {
+		events = append(events, m.key)
+	}
+	return events
 }

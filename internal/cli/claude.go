@@ -7,6 +7,7 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/pickup-dev/pickup/internal/claude"
 	"github.com/pickup-dev/pickup/internal/proc"
@@ -129,19 +130,26 @@ func (r *run) hookCommand() *ucli.Command {
 		Name:      "hook",
 		Hidden:    true,
 		Usage:     "run one of pickup's Claude Code hooks (installed by pickup init --claude)",
-		UsageText: "pickup hook session-start|post-tool-use|session-end < HOOK-INPUT-JSON",
+		UsageText: "pickup hook [--need N] session-start|pre-tool-use|post-tool-use|session-end < HOOK-INPUT-JSON",
 		Description: "Reads the JSON that Claude Code sends a hook on stdin; the owner is its session_id.\n" +
 			"session-start registers the owner's lease for the Claude Code process and prints the\n" +
-			"session's claims (Claude Code adds them to the context). post-tool-use renews the lease\n" +
+			"session's claims (Claude Code adds them to the context). pre-tool-use denies Edit, Write,\n" +
+			"MultiEdit and NotebookEdit of board files, and allows the simple pickup commands an agent\n" +
+			"runs (next, claim, done, release, show, list, new, ...). post-tool-use renews the lease\n" +
 			"at most once a minute and prints nothing. session-end releases what the session still\n" +
-			"holds, or keeps it when the board's config.yaml says keep_on_session_end: true.\n" +
+			"holds, in one commit in commit mode, or keeps it when the board's config.yaml says\n" +
+			"keep_on_session_end: true. --need N: the installer needs hook protocol N (this pickup\n" +
+			"has " + strconv.Itoa(claude.Protocol) + "); if higher, the hook says to upgrade pickup.\n" +
 			"A hook never fails the Claude Code session: errors go to stderr and it exits 0.",
+		Flags: []ucli.Flag{
+			&ucli.IntFlag{Name: "need", Usage: "the hook protocol the installer (the plugin) needs"},
+		},
 		Action: func(c *ucli.Context) error {
 			event := c.Args().First()
 			if c.NArg() != 1 {
 				event = "?"
 			}
-			if err := r.hook(event); err != nil {
+			if err := r.hook(event, c.Int("need")); err != nil {
 				fmt.Fprintf(r.env.Stderr, "pickup: hook %s: %s\n", sanitize(event), sanitize(err.Error()))
 			}
 			return nil
@@ -149,20 +157,26 @@ func (r *run) hookCommand() *ucli.Command {
 	}
 }
 
-// hook runs one hook event with the JSON input on stdin.
-func (r *run) hook(event string) error {
-	return r.claudeHooks().Run(event, r.env.Stdin)
+// hook runs one hook event with the JSON input on stdin; need is --need.
+func (r *run) hook(event string, need int) error {
+	h := r.claudeHooks()
+	h.Need = need
+	return h.Run(event, r.env.Stdin)
 }
 
 // claudeHooks wires the hooks to this run: the board, commit mode and the
 // processes are found as for every other command, from the hook's cwd.
 func (r *run) claudeHooks() *claude.Hooks {
 	return &claude.Hooks{
-		Stdout: r.env.Stdout,
-		Getenv: r.env.Getenv,
-		Now:    r.env.Now,
-		Proc:   r.procEnv(),
-		Owner:  r.owner,
+		Stdout:  r.env.Stdout,
+		Getenv:  r.env.Getenv,
+		Now:     r.env.Now,
+		Proc:    r.procEnv(),
+		Owner:   r.owner,
+		Version: version(),
+		Batch: func(b *sessions.Board) func(string) {
+			return r.commits.batch(b)
+		},
 		BoardDir: func(cwd string) (string, error) {
 			if cwd != "" {
 				env := *r.env

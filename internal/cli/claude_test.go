@@ -82,7 +82,7 @@ func TestInitIntegrationFlags(t *testing.T) {
 	}
 	out, err = runInit("--claude")
 	if err != nil || !strings.Contains(out, "board ready at "+filepath.Join(repo, DefaultBoardDir)) ||
-		!strings.Contains(out, "created   "+filepath.Join(repo, ".claude", "settings.json")) {
+		!strings.Contains(out, "created   "+filepath.Join(repo, ".claude", "settings.local.json")) {
 		t.Errorf("init --claude: %v\n%s", err, out)
 	}
 	out, err = runInit("--claude")

@@ -1,0 +1,167 @@
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// PreToolUse: board files are out of the agent's reach, and the pickup
+// commands an agent needs run without asking.
+//
+// Agents told that a claim or lock is held have edited or deleted board
+// files to "fix" it; prose forbidding it is not enough. So Edit, Write,
+// MultiEdit and NotebookEdit of a file under the board, or under any
+// .pickup/ directory, are denied with the command to use instead. And a
+// Bash command that is exactly one simple `pickup SUBCOMMAND ...` of the
+// agent's own (next, claim, done, ...) is allowed, so that it does not
+// depend on a skill's allowed-tools being in effect (after --resume,
+// /clear, or when the SessionStart text says to finish a session).
+//
+// The hook reads its input and at most a few stats (the board's path, and
+// the real path of the file edited): no /proc walk, no board listing.
+
+// preToolInput is what the PreToolUse hook reads of its input.
+type preToolInput struct {
+	SessionID string `json:"session_id"`
+	Cwd       string `json:"cwd"`
+	ToolName  string `json:"tool_name"`
+	ToolInput struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		Command      string `json:"command"`
+	} `json:"tool_input"`
+}
+
+// preToolDecision is the JSON a PreToolUse hook prints to decide.
+type preToolDecision struct {
+	HookSpecificOutput struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+// preToolUse decides a tool call, printing the decision; no output leaves
+// it to Claude Code's own rules.
+func (h *Hooks) preToolUse(stdin io.Reader) error {
+	// The whole input: a Write's content may be large, and the path
+	// must not be lost by cutting it.
+	data, err := io.ReadAll(stdin)
+	if err != nil {
+		return fmt.Errorf("read input: %w", err)
+	}
+	var in preToolInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("read input: %w", err)
+	}
+	decision, reason := "", ""
+	switch in.ToolName {
+	case "Bash":
+		if ok, why := agentCommand(in.ToolInput.Command); ok {
+			decision, reason = "allow", why
+		}
+	case "Edit", "Write", "MultiEdit", "NotebookEdit":
+		path := in.ToolInput.FilePath
+		if path == "" {
+			path = in.ToolInput.NotebookPath
+		}
+		if path == "" {
+			return nil
+		}
+		cwd := ""
+		if filepath.IsAbs(in.Cwd) {
+			cwd = in.Cwd
+		}
+		if !filepath.IsAbs(path) {
+			if cwd == "" {
+				return nil
+			}
+			path = filepath.Join(cwd, path)
+		}
+		board, err := h.BoardDir(cwd)
+		if err != nil {
+			board = ""
+		} else if board, err = filepath.Abs(board); err != nil {
+			board = ""
+		}
+		if onBoard(path, board) {
+			decision, reason = "deny", boardFileReason(in.ToolName, path, board)
+		}
+	}
+	if decision == "" {
+		return nil
+	}
+	var out preToolDecision
+	out.HookSpecificOutput.HookEventName = "PreToolUse"
+	out.HookSpecificOutput.PermissionDecision = decision
+	out.HookSpecificOutput.PermissionDecisionReason = reason
+	return json.NewEncoder(h.Stdout).Encode(out)
+}
+
+// onBoard reports whether path is the board, under it, or under a .pickup
+// directory anywhere; compared as written and, if not, with links
+// resolved (a board reached through a link is the same board).
+func onBoard(path, board string) bool {
+	path = filepath.Clean(path)
+	if under(path, board) || hasPickupDir(path) {
+		return true
+	}
+	realPath := resolveExisting(path)
+	if realPath != path && (under(realPath, board) || hasPickupDir(realPath)) {
+		return true
+	}
+	if board == "" {
+		return false
+	}
+	realBoard, err := filepath.EvalSymlinks(board)
+	return err == nil && (under(path, realBoard) || under(realPath, realBoard))
+}
+
+func under(path, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func hasPickupDir(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
+		if part == sessions.RuntimeDirName {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveExisting resolves the links in the longest existing prefix of
+// path (a file to be written may not exist yet).
+func resolveExisting(path string) string {
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(p) == p {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+func boardFileReason(tool, path, board string) string {
+	where := "a pickup board's runtime directory (.pickup/)"
+	if board != "" && under(path, board) {
+		where = "the pickup board " + board
+	}
+	return fmt.Sprintf("%s of %s is refused: it is on %s. A session's place on the board is its state and its owner, "+
+		"and only the pickup command moves it, atomically; never edit, write, move or delete board files, lease or lock files. "+
+		"Use pickup instead: `pickup done ID` finishes a session you hold, `pickup release ID` gives it back, "+
+		"`pickup new --title T -` writes a new one (a handoff: /handoff), `pickup show ID` prints one. "+
+		"If a session or lock is held by someone else, take other work: never force it.", tool, path, where)
+}
