@@ -237,9 +237,11 @@ func (a *stubAPI) advance(req messagesRequest) (step, string) {
 	a.texts = append(a.texts, strings.Join(all, "\n"))
 	var prev toolResult
 	got := false
-	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" {
-		for _, b := range blocks(req.Messages[n-1].Content) {
-			if b.Type == "tool_result" && a.pending != nil && b.ToolUseID == a.pending.id {
+	// The result is in the messages after the last assistant message: the
+	// CLI may add a message of its own after it (a reminder).
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != "assistant"; i-- {
+		for _, b := range blocks(req.Messages[i].Content) {
+			if b.Type == "tool_result" && a.pending != nil && b.ToolUseID == a.pending.id && !got {
 				prev = toolResult{Tool: a.pending.name, Input: a.pending.input, Content: textOf(b.Content), IsError: b.IsError}
 				a.results = append(a.results, prev)
 				got = true
