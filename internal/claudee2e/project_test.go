@@ -52,6 +52,7 @@ func forEachSetup(t *testing.T, test func(t *testing.T, p *project)) {
 	for _, how := range []setup{projectFiles, plugin} {
 		t.Run(how.String(), func(t *testing.T) {
 			t.Parallel()
+			claudeBinary(t) // fail or skip before building anything
 			test(t, newProject(t, how))
 		})
 	}
