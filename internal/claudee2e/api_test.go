@@ -34,6 +34,7 @@ type stubAPI struct {
 	log     []string
 	texts   []string // the text of each conversation request's messages
 	errs    []string // the CLI broke the script: a missing tool result, no step left
+	dumped  int      // requests written to $PICKUP_E2E_DUMP
 }
 
 // A step is one answer of the scripted model: a tool call (Bash, or Tool
@@ -181,7 +182,8 @@ func (a *stubAPI) serve(w http.ResponseWriter, r *http.Request) {
 
 func (a *stubAPI) dump(dir string, r *http.Request, body []byte) {
 	a.mu.Lock()
-	n := len(a.log)
+	n := a.dumped
+	a.dumped++
 	a.mu.Unlock()
 	name := fmt.Sprintf("%s-%s-%03d.txt", strings.ReplaceAll(a.t.Name(), "/", "_"), a.name, n)
 	var hdr strings.Builder
@@ -216,15 +218,20 @@ func (a *stubAPI) messages(w http.ResponseWriter, r *http.Request, req messagesR
 	if !conversation {
 		// A side request: a title, a quota check, a summary. Any short
 		// text will do.
-		a.logf("%s -> side request, text", desc)
-		writeMessage(w, req, step{Text: "pickup e2e"}, "")
+		a.mu.Lock()
+		a.log = append(a.log, desc+" -> side request, text")
+		msgID := fmt.Sprintf("msg_e2e_%s_%03d", a.name, len(a.log))
+		a.mu.Unlock()
+		writeMessage(w, req, step{Text: "pickup e2e"}, msgID, "")
 		return
 	}
 	a.mu.Lock()
 	s, id := a.advance(req)
 	a.log = append(a.log, fmt.Sprintf("%s -> %s", desc, s.describe()))
+	// Unique, as the real API's: the CLI keys messages by id.
+	msgID := fmt.Sprintf("msg_e2e_%s_%03d", a.name, len(a.log))
 	a.mu.Unlock()
-	writeMessage(w, req, s, id)
+	writeMessage(w, req, s, msgID, id)
 }
 
 // advance records the tool results of the request and picks the next step.
@@ -285,7 +292,7 @@ func (s step) describe() string {
 // writeMessage answers with one assistant message: the step's tool call
 // (stop_reason tool_use) or its text (end_turn), streamed as the real API
 // streams it when the request asked for a stream.
-func writeMessage(w http.ResponseWriter, req messagesRequest, s step, toolID string) {
+func writeMessage(w http.ResponseWriter, req messagesRequest, s step, msgID, toolID string) {
 	model := req.Model
 	if model == "" {
 		model = "claude-stand-in"
@@ -303,7 +310,6 @@ func writeMessage(w http.ResponseWriter, req messagesRequest, s step, toolID str
 		delta = map[string]any{"type": "text_delta", "text": s.Text}
 	}
 	usage := map[string]any{"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-	msgID := "msg_e2e_" + strings.TrimPrefix(toolID, "toolu_e2e_")
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": msgID, "type": "message", "role": "assistant", "model": model,
