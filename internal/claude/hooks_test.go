@@ -299,3 +299,33 @@ func BenchmarkHookPostToolUseThrottled(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHookSessionStart is the in-process share of SessionStart:
+// register the lease, record the process, prune, print the claims.
+func BenchmarkHookSessionStart(b *testing.B) {
+	f := newFixture(b)
+	for i := 0; i < 20; i++ {
+		f.newSession("Waiting")
+	}
+	input := f.hookJSON("SessionStart", sessA, map[string]any{"source": "startup"})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := f.hooks().Run("session-start", strings.NewReader(input)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHookPreToolUseEdit is the in-process share of the file guard.
+func BenchmarkHookPreToolUseEdit(b *testing.B) {
+	f := newFixture(b)
+	input := f.hookJSON("PreToolUse", sessA, map[string]any{"tool_name": "Edit", "tool_input": map[string]any{"file_path": filepath.Join(f.board.Dir, "todo", "x.md"), "old_string": "a", "new_string": "b"}})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := f.hooks().Run("pre-tool-use", strings.NewReader(input)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

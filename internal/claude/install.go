@@ -2,11 +2,15 @@ package claude
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
 )
@@ -87,6 +91,11 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 			return nil, err
 		}
 		same := exists && bytes.Equal(old, f.Data)
+		if exists && !same && !uninstall && priorSkill(old) {
+			// An earlier pickup's skill, as it installed it: upgrade it.
+			steps = append(steps, fileStep{path, f.Data, "updated"})
+			continue
+		}
 		switch {
 		case !exists && !uninstall:
 			steps = append(steps, fileStep{path, f.Data, "created"})
@@ -104,12 +113,17 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 		}
 	}
 	for _, s := range steps {
-		if s.act == "removed" {
+		switch s.act {
+		case "removed":
 			if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return changes, err
 			}
 			_ = os.Remove(filepath.Dir(s.path)) // .claude/skills/<name>/, only if empty
-		} else {
+		case "updated":
+			if err := fsx.WriteReplace(s.path, s.data, 0o644, sync); err != nil {
+				return changes, fmt.Errorf("write %s: %w", s.path, err)
+			}
+		default:
 			if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 				return changes, err
 			}
@@ -133,4 +147,44 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 		_ = os.Remove(filepath.Join(top, ".claude"))
 	}
 	return changes, nil
+}
+
+// PluginEnabled reports whether Claude Code's user settings (under
+// configDir, ~/.claude unless $CLAUDE_CONFIG_DIR says otherwise) enable a
+// plugin named pickup. Its hooks and those of a project install would both
+// run (Claude Code 2.1.331 runs a plugin's hooks and the settings' hooks
+// side by side even when their commands are the same), so init --claude
+// warns.
+func PluginEnabled(configDir string) bool {
+	data, err := fsx.ReadRegular(filepath.Join(configDir, "settings.json"))
+	if err != nil {
+		return false
+	}
+	var s struct {
+		EnabledPlugins map[string]any `json:"enabledPlugins"`
+	}
+	if json.Unmarshal(data, &s) != nil {
+		return false
+	}
+	for id, on := range s.EnabledPlugins {
+		if name, _, _ := strings.Cut(id, "@"); name == "pickup" && on == true {
+			return true
+		}
+	}
+	return false
+}
+
+// priorSkills are the SHA-256 sums of the skills earlier versions of pickup
+// installed, so that init --claude upgrades them; a skill the user edited
+// matches none and is kept.
+var priorSkills = map[string]bool{
+	"0436bb5384b37ea62f56bdc8b7375da050a78c1be84898984f4fc3194cedb6fd": true, // pickup
+	"66cfab14ef794af3c485860940d36b79507b6f8f032d648173c64993df8c4fb7": true, // pickup
+	"cc019ea0cf15fe6c9e0976335b9e933fb3c70eb1b0fb5fa6c5afb01be7a577fd": true, // handoff
+	"df62670d257d3c797ad4c79a4cde559f65b3674b582b65f2fb69262fb0b0afc3": true, // handoff
+}
+
+func priorSkill(data []byte) bool {
+	sum := sha256.Sum256(data)
+	return priorSkills[hex.EncodeToString(sum[:])]
 }

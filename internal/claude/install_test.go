@@ -167,3 +167,47 @@ func TestInstallClaudeRefusesSymlink(t *testing.T) {
 		}
 	}
 }
+
+// A skill as an earlier pickup installed it is upgraded; an edited one is
+// kept (TestInstallClaudeKeepsEditedSkills).
+func TestInstallClaudeUpgradesPriorSkills(t *testing.T) {
+	repo := clRepo(t)
+	prior, err := os.ReadFile("testdata/prior-pickup-SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wtFile(t, repo, ".claude/skills/pickup/SKILL.md", string(prior))
+	var action string
+	for _, ch := range clInstall(t, repo, false) {
+		if filepath.Base(filepath.Dir(ch.Path)) == "pickup" {
+			action = ch.Action
+		}
+	}
+	want := ProjectFiles()[1]
+	if got := clRead(t, filepath.Join(repo, want.Path)); action != "updated" || got != string(want.Data) {
+		t.Errorf("the prior skill was %s, not upgraded", action)
+	}
+}
+
+func TestPluginEnabled(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		settings string
+		want     bool
+	}{
+		{`{"enabledPlugins": {"pickup@pickup": true}}`, true},
+		{`{"enabledPlugins": {"pickup@team-marketplace": true, "other@x": false}}`, true},
+		{`{"enabledPlugins": {"pickup@pickup": false}}`, false},
+		{`{"enabledPlugins": {"pickupx@pickup": true}}`, false},
+		{`{}`, false},
+		{`not json`, false},
+	} {
+		wtFile(t, dir, "settings.json", tc.settings)
+		if got := PluginEnabled(dir); got != tc.want {
+			t.Errorf("PluginEnabled(%s) = %v, want %v", tc.settings, got, tc.want)
+		}
+	}
+	if PluginEnabled(filepath.Join(dir, "missing")) {
+		t.Error("PluginEnabled without settings")
+	}
+}

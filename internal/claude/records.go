@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -81,7 +82,11 @@ func writeRecord(boardDir, path string, rec Record) error {
 	if err != nil {
 		return err
 	}
-	return fsx.WriteReplace(path, append(data, '\n'), sessions.RuntimePerm(boardDir), false)
+	data = append(data, '\n')
+	if old, err := fsx.ReadRegular(path); err == nil && bytes.Equal(old, data) {
+		return nil // SessionStart after /compact or /clear: already so; a write costs a create and a rename
+	}
+	return fsx.WriteReplace(path, data, sessions.RuntimePerm(boardDir), false)
 }
 
 // checkPath refuses a link in place of path or of its directory

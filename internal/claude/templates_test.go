@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,10 +44,34 @@ func TestClaudeSkills(t *testing.T) {
 			if len(fm.Description) < 40 || len(fm.Description) > 1024 {
 				t.Errorf("description of %d characters", len(fm.Description))
 			}
-			if fm.AllowedTools != "Bash(pickup:*)" {
-				t.Errorf("allowed-tools %q", fm.AllowedTools)
+			// allowed-tools pre-approves the agent's subcommands, one by
+			// one: never Bash(pickup:*), which would approve reap, doctor
+			// --fix and lock release --force too.
+			var allowed []string
+			for _, tool := range strings.Split(fm.AllowedTools, ", ") {
+				sub, ok := strings.CutPrefix(tool, "Bash(pickup ")
+				sub, ok2 := strings.CutSuffix(sub, ":*)")
+				if !ok || !ok2 || !slices.Contains(AgentCommands, sub) {
+					t.Errorf("allowed-tools entry %q is not an agent's pickup subcommand", tool)
+				}
+				allowed = append(allowed, sub)
 			}
 			text := string(body)
+			// Every command the skill tells the agent to run is allowed
+			// (the "Never" section names commands not to run).
+			steps, _, _ := strings.Cut(text, "## Never")
+			for _, cmd := range regexp.MustCompile("`pickup ([a-z]+)[^`]*`").FindAllStringSubmatch(steps, -1) {
+				// (heartbeat: "not needed"; doctor: the user is told to run it)
+				if !slices.Contains(allowed, cmd[1]) && cmd[1] != "heartbeat" && cmd[1] != "doctor" {
+					t.Errorf("the skill runs %s, which its allowed-tools do not allow", cmd[0])
+				}
+			}
+			// What to do on each exit code, for the commands it runs.
+			for _, code := range []string{"0", "2", "3", "4", "5", "6", "7"} {
+				if !strings.Contains(text, "\n| "+code+" | ") {
+					t.Errorf("the skill does not say what to do on exit %s", code)
+				}
+			}
 			// Skills and hooks agree on the owner because the skill names
 			// none: pickup reads it from what the running Claude Code
 			// session carries ($CLAUDE_CODE_SESSION_ID). An id written into
@@ -69,8 +94,9 @@ func TestClaudeSkills(t *testing.T) {
 			if m := regexp.MustCompile(`\$[0-9]|(^|\s)!` + "`").FindString(text); m != "" {
 				t.Errorf("accidental substitution %q", m)
 			}
-			for _, rule := range []string{"by hand", "Exit 6"} {
-				if !strings.Contains(text, rule) {
+			flat := strings.Join(strings.Fields(text), " ")
+			for _, rule := range []string{"Never edit, write, move", "Never force or delete a lock", "Never retry in a loop"} {
+				if !strings.Contains(flat, rule) {
 					t.Errorf("the skill does not say %q", rule)
 				}
 			}

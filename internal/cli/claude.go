@@ -75,6 +75,9 @@ func (r *run) initIntegration(c *ucli.Context) error {
 		if r.dir != "" {
 			fmt.Fprintf(r.env.Stderr, "pickup: warning: the hooks and skills do not pass --dir: they use $PICKUP_DIR, else the repository's %s\n", DefaultBoardDir)
 		}
+		if r.claudePluginEnabled() {
+			fmt.Fprintf(r.env.Stderr, "pickup: warning: the pickup plugin is enabled in your Claude Code user settings: its hooks and the ones installed here would both run; keep one (`claude plugin disable pickup@pickup`, or `pickup init --claude --uninstall`)\n")
+		}
 	}
 	changes, err := claude.Install(top, uninstall, !r.noSync)
 	if changes == nil {
@@ -225,4 +228,18 @@ func (r *run) claudeSessionProcess(owner string) (proc.Process, bool) {
 		return proc.Process{}, false
 	}
 	return claude.SessionProcess(dir, owner, r.procEnv())
+}
+
+// claudePluginEnabled reports whether the user's Claude Code settings
+// enable pickup's plugin: $CLAUDE_CONFIG_DIR, else ~/.claude.
+func (r *run) claudePluginEnabled() bool {
+	dir := r.env.Getenv("CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		home := r.env.Getenv("HOME")
+		if home == "" {
+			return false
+		}
+		dir = filepath.Join(home, ".claude")
+	}
+	return claude.PluginEnabled(dir)
 }
