@@ -21,7 +21,7 @@ func TestSubfolder(t *testing.T) {
 		}
 		api := newStubAPI(t, "sub", step{Bash: "pickup next"}, claimed(stop))
 		a := p.startClaude("sub", api, claudeOpts{dir: sub})
-		a.prompt("/pickup")
+		a.prompt(p.pickupSkill)
 		if !api.Saw("Session asked for: ``") {
 			t.Fatalf("the /pickup skill did not reach the model from a subfolder")
 		}

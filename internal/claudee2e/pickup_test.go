@@ -57,7 +57,7 @@ func TestPickupClaimsAsSession(t *testing.T) {
 		ids := p.seed("Fix the parser", "Write the docs")
 		apiA := newStubAPI(t, "a", step{Bash: "pickup next"}, claimed(stop))
 		a := p.startClaude("a", apiA, claudeOpts{})
-		a.prompt("/pickup")
+		a.prompt(p.pickupSkill)
 		if !apiA.Saw("Session asked for: ``") {
 			t.Fatalf("the /pickup skill did not reach the model with no session id")
 		}
@@ -73,7 +73,7 @@ func TestPickupClaimsAsSession(t *testing.T) {
 			return step{Bash: "pickup show " + ids[0]}
 		}})
 		b := p.startClaude("b", apiB, claudeOpts{})
-		b.prompt("/pickup " + ids[0])
+		b.prompt(p.pickupSkill + " " + ids[0])
 		if !apiB.Saw("Session asked for: `" + ids[0] + "`") {
 			t.Fatalf("the /pickup skill did not reach the model with the session id %s", ids[0])
 		}
@@ -97,7 +97,7 @@ func TestSigtermReleases(t *testing.T) {
 		ids := p.seed("Fix the parser")
 		api := newStubAPI(t, "a", step{Bash: "pickup next"}, claimed(stop))
 		a := p.startClaude("a", api, claudeOpts{})
-		a.prompt("/pickup")
+		a.prompt(p.pickupSkill)
 		p.requireHeld(ids[0], a.ID(), "after /pickup")
 		a.signal(syscall.SIGTERM)
 		a.wait("SIGTERM")
@@ -120,7 +120,7 @@ func TestKillNineRecoverable(t *testing.T) {
 		ids := p.seed("Fix the parser")
 		api := newStubAPI(t, "a", step{Bash: "pickup next"}, claimed(stop))
 		a := p.startClaude("a", api, claudeOpts{})
-		a.prompt("/pickup")
+		a.prompt(p.pickupSkill)
 		dead := a.ID()
 		p.requireHeld(ids[0], dead, "after /pickup")
 		a.signal(syscall.SIGKILL)

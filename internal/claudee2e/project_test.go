@@ -28,6 +28,9 @@ type project struct {
 	env   []string // for pickup and claude: pickup first in PATH
 	// claudeArgs are added to every claude command line (--plugin-dir).
 	claudeArgs []string
+	// pickupSkill is how the user calls the /pickup skill: a plugin's
+	// skills are named after the plugin.
+	pickupSkill string
 }
 
 // setup says how pickup's Claude Code integration is installed.
@@ -121,8 +124,10 @@ func newProject(t *testing.T, how setup) *project {
 	p.run("git", "init", "-q")
 	switch how {
 	case projectFiles:
+		p.pickupSkill = "/pickup"
 		p.pickupOK("", "init", "--claude")
 	case plugin:
+		p.pickupSkill = "/pickup:pickup"
 		p.claudeArgs = []string{"--plugin-dir", pluginDir(t)}
 		p.pickupOK("", "init")
 	}

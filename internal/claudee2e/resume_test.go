@@ -21,7 +21,7 @@ func TestResumeAndFork(t *testing.T) {
 		ids := p.seed("Fix the parser", "Write the docs")
 		apiA := newStubAPI(t, "a", step{Bash: "pickup next"}, claimed(stop))
 		a := p.startClaude("a", apiA, claudeOpts{})
-		a.prompt("/pickup")
+		a.prompt(p.pickupSkill)
 		orig := a.ID()
 		p.requireHeld(ids[0], orig, "after /pickup")
 		a.end()
@@ -29,7 +29,7 @@ func TestResumeAndFork(t *testing.T) {
 
 		apiR := newStubAPI(t, "resumed", step{Bash: "pickup claim " + ids[0]}, claimed(stop))
 		r := p.startClaude("resumed", apiR, claudeOpts{args: []string{"--resume", orig}})
-		r.prompt("/pickup " + ids[0])
+		r.prompt(p.pickupSkill + " " + ids[0])
 		if r.ID() != orig {
 			t.Fatalf("--resume %s runs as session %s", orig, r.ID())
 		}
@@ -44,7 +44,7 @@ func TestResumeAndFork(t *testing.T) {
 			step{Bash: "pickup list --mine"},
 			stop)
 		f := p.startClaude("fork", apiF, claudeOpts{args: []string{"--resume", orig, "--fork-session"}})
-		f.prompt("/pickup")
+		f.prompt(p.pickupSkill)
 		fork := f.ID()
 		if fork == orig {
 			t.Fatalf("--fork-session runs as the original session %s", orig)

@@ -41,7 +41,7 @@ func TestSandbox(t *testing.T) {
 			claimed(step{Bash: "pickup next"}),
 			claimed(stop))
 		a := p.startClaude("sandboxed", api, claudeOpts{args: []string{"--settings", sandboxSettings}})
-		a.prompt("/pickup")
+		a.prompt(p.pickupSkill)
 		if ns := requireResult(t, api, 0, 0); strings.TrimSpace(ns.Content) == ourNS || !strings.HasPrefix(ns.Content, "pid:[") {
 			t.Fatalf("the Bash tool ran in pid namespace %q, the test's is %q: want a sandbox of its own", ns.Content, ourNS)
 		}
