@@ -8,35 +8,43 @@ import (
 	"testing"
 )
 
-// TestSubfolder: Claude Code started in a subfolder of the repository
-// still runs pickup's hooks: SessionStart tells the agent its owner and
-// ties the lease to the Claude Code process, /pickup claims for the
-// session, and SessionEnd gives the claim back.
+// TestSubfolder: Claude Code started in a subfolder of the repository, or
+// in a subfolder of a linked worktree (git worktree add), still runs
+// pickup's hooks: SessionStart tells the agent its owner and ties the
+// lease to the Claude Code process, /pickup ID claims for the session on
+// the main work tree's board, and SessionEnd gives the claim back.
 func TestSubfolder(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, p *project) {
-		ids := p.seed("Fix the parser")
-		sub := filepath.Join(p.root, "src", "deep")
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			t.Fatal(err)
+		p.run("git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "commit", "-q", "--allow-empty", "-m", "start")
+		worktree := filepath.Join(filepath.Dir(p.root), "worktree")
+		p.run("git", "worktree", "add", "-q", worktree)
+		for _, dir := range []string{filepath.Join(p.root, "src", "deep"), filepath.Join(worktree, "src", "deep")} {
+			rel, _ := filepath.Rel(filepath.Dir(p.root), dir)
+			t.Run(strings.ReplaceAll(rel, "/", "_"), func(t *testing.T) {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				id := p.seed("Fix the parser in " + rel)[0]
+				api := newStubAPI(t, "sub", step{Bash: "pickup claim " + id}, claimed(stop))
+				a := p.startClaude("sub", api, claudeOpts{dir: dir})
+				a.prompt(p.pickupSkill + " " + id)
+				if !api.Saw("Session asked for: `" + id + "`") {
+					t.Fatalf("the /pickup skill did not reach the model from %s", rel)
+				}
+				if texts := api.Texts(); len(texts) == 0 || !strings.Contains(texts[0], a.ID()) {
+					t.Fatalf("the first request's context does not name the session %s: SessionStart did not run or printed nothing", a.ID())
+				}
+				requireResult(t, api, 0, 0, "claimed "+id+" [")
+				p.requireHeld(id, a.ID(), "after /pickup in "+rel)
+				p.requireLeaseOn(a.ID(), a.Pid(), "after /pickup in "+rel)
+				a.end()
+				p.requireState(id, "todo", "after the session in "+rel+" ended")
+				if s := p.status(a.ID()); s.State != "" {
+					t.Fatalf("after the session in %s ended its lease is still there: %+v", rel, s)
+				}
+				requireScriptFollowed(t, api)
+			})
 		}
-		api := newStubAPI(t, "sub", step{Bash: "pickup next"}, claimed(stop))
-		a := p.startClaude("sub", api, claudeOpts{dir: sub})
-		a.prompt(p.pickupSkill)
-		if !api.Saw("Session asked for: ``") {
-			t.Fatalf("the /pickup skill did not reach the model from a subfolder")
-		}
-		if texts := api.Texts(); len(texts) == 0 || !strings.Contains(texts[0], a.ID()) {
-			t.Fatalf("the first request's context does not name the session %s: SessionStart did not run or printed nothing", a.ID())
-		}
-		requireResult(t, api, 0, 0, "claimed "+ids[0]+" [")
-		p.requireHeld(ids[0], a.ID(), "after /pickup in a subfolder")
-		p.requireLeaseOn(a.ID(), a.Pid(), "after /pickup in a subfolder")
-		a.end()
-		p.requireState(ids[0], "todo", "after the session in a subfolder ended")
-		if s := p.status(a.ID()); s.State != "" {
-			t.Fatalf("after the session in a subfolder ended its lease is still there: %+v", s)
-		}
-		requireScriptFollowed(t, api)
 	})
 }
 
