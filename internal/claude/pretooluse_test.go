@@ -173,3 +173,23 @@ func TestHookNeedsANewerPickup(t *testing.T) {
 		t.Error("--need of this protocol: no lease")
 	}
 }
+
+// A board found through a link (a working directory under /tmp that is a
+// link, say) is the same board as its real path.
+func TestPreToolUseBoardThroughALink(t *testing.T) {
+	f := newFixture(t)
+	link := filepath.Join(t.TempDir(), "repo-link")
+	if err := os.Symlink(f.repo, link); err != nil {
+		t.Fatal(err)
+	}
+	h := f.hooks()
+	h.BoardDir = func(string) (string, error) { return filepath.Join(link, boardRel), nil }
+	in := f.hookJSON("PreToolUse", sessA, map[string]any{"tool_name": "Write",
+		"tool_input": map[string]any{"file_path": filepath.Join(f.board.Dir, "todo", "x.md"), "content": "x"}})
+	if err := h.Run("pre-tool-use", strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.stdout.String(), `"permissionDecision":"deny"`) {
+		t.Errorf("a write to the board's real path, the board found through a link: %q, want deny", f.stdout.String())
+	}
+}
