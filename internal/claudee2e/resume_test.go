@@ -1,6 +1,8 @@
 package claudee2e
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -67,5 +69,41 @@ func TestResumeAndFork(t *testing.T) {
 		r.end()
 		p.requireState(ids[0], "todo", "after the resumed session ended")
 		requireScriptFollowed(t, apiA, apiR, apiF)
+	})
+}
+
+// TestResumeTakesUpKeptClaims: with keep_on_session_end: true the claims
+// outlive the session's end, and `claude --resume ID` takes them up again:
+// the resumed process holds the lease, the agent lists the session as its
+// own and finishes it, and meanwhile no other agent's next takes it.
+func TestResumeTakesUpKeptClaims(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, p *project) {
+		if err := os.WriteFile(filepath.Join(p.board, "config.yaml"), []byte("keep_on_session_end: true\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ids := p.seed("Fix the parser")
+		apiA := newStubAPI(t, "a", step{Bash: "pickup next"}, claimed(stop))
+		a := p.startClaude("a", apiA, claudeOpts{})
+		a.prompt(p.pickupSkill)
+		orig := a.ID()
+		a.end()
+		p.requireHeld(ids[0], orig, "after the session ended with keep_on_session_end")
+		if _, errOut, code := p.pickup("other", "next"); code != 3 {
+			t.Fatalf("another agent's next after the session ended: exit %d, want 3 (nothing available)\n%s", code, errOut)
+		}
+
+		apiR := newStubAPI(t, "resumed", step{Bash: "pickup list --mine"}, stop, step{Bash: "pickup done " + ids[0]}, stop)
+		r := p.startClaude("resumed", apiR, claudeOpts{args: []string{"--resume", orig}})
+		r.prompt("What do you hold?")
+		if mine := requireResult(t, apiR, 0, 0); !mentions(mine.Content, ids[0]) {
+			t.Fatalf("the resumed session does not list %s as its own: %v", ids[0], mine)
+		}
+		p.requireHeld(ids[0], orig, "in the resumed session")
+		p.requireLeaseOn(orig, r.Pid(), "in the resumed session")
+		r.prompt("Finish it.")
+		requireResult(t, apiR, 1, 0)
+		p.requireState(ids[0], "done", "after the resumed session finished it")
+		r.end()
+		requireScriptFollowed(t, apiA, apiR)
 	})
 }
