@@ -21,6 +21,7 @@ func TestSubfolder(t *testing.T) {
 		for _, dir := range []string{filepath.Join(p.root, "src", "deep"), filepath.Join(worktree, "src", "deep")} {
 			rel, _ := filepath.Rel(filepath.Dir(p.root), dir)
 			t.Run(strings.ReplaceAll(rel, "/", "_"), func(t *testing.T) {
+				p := p.in(t)
 				if err := os.MkdirAll(dir, 0o755); err != nil {
 					t.Fatal(err)
 				}

@@ -134,6 +134,13 @@ func newProject(t *testing.T, how setup) *project {
 	return p
 }
 
+// in returns the project for subtest t: failures and cleanups go to t.
+func (p *project) in(t *testing.T) *project {
+	q := *p
+	q.t = t
+	return &q
+}
+
 func isCleared(kv string) bool {
 	for _, c := range cleared {
 		if strings.HasPrefix(kv, c) {
