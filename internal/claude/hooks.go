@@ -53,6 +53,9 @@ type Hooks struct {
 	Need int
 	// Version names this pickup, for the message when Need is too high.
 	Version string
+	// Getwd is the process's working directory, for a tool input's
+	// relative path when the input has no cwd; nil: none.
+	Getwd func() (string, error)
 	// BoardDir returns the board for a working directory ("" for the
 	// process's own).
 	BoardDir func(cwd string) (string, error)

@@ -329,3 +329,49 @@ func BenchmarkHookPreToolUseEdit(b *testing.B) {
 		}
 	}
 }
+
+// Two SessionEnd hooks of one session at once (a plugin's and a project
+// install's): everything is released, and neither reports the other's
+// releases as errors. The race is forced: the second runs whole right
+// after the first's first release.
+func TestHookSessionEndTwiceAtOnce(t *testing.T) {
+	f := newFixture(t)
+	var ids []string
+	for i := 0; i < 8; i++ {
+		id := f.newSession("Held")
+		f.claim(sessA, id)
+		ids = append(ids, id)
+	}
+	in := f.hookJSON("SessionEnd", sessA, map[string]any{"reason": "other"})
+	var out2 strings.Builder
+	h2 := f.hooks()
+	h2.Stdout = &out2
+	h1 := f.hooks()
+	open := h1.Open
+	h1.Open = func(dir string) (*sessions.Board, error) {
+		b, err := open(dir)
+		if err == nil {
+			once := false
+			b.OnEvent = func(sessions.Event, error) {
+				if !once {
+					once = true
+					if err := h2.Run("session-end", strings.NewReader(in)); err != nil {
+						t.Errorf("the second session-end: %v", err)
+					}
+				}
+			}
+		}
+		return b, err
+	}
+	if err := h1.Run("session-end", strings.NewReader(in)); err != nil {
+		t.Errorf("the first session-end: %v", err)
+	}
+	for _, id := range ids {
+		if !f.inTodo(id) {
+			t.Errorf("%s is not back in todo/", id)
+		}
+	}
+	if !strings.Contains(out2.String(), "released") {
+		t.Errorf("the second released nothing (%q): the race was not forced", out2.String())
+	}
+}

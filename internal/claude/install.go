@@ -16,7 +16,7 @@ import (
 )
 
 // `pickup init --claude [--uninstall]`: the skills into .claude/skills/,
-// pickup's hooks merged into .claude/settings.json.
+// pickup's hooks merged into .claude/settings.local.json.
 
 // SettingsFile is where pickup merges its hooks, relative to the top of
 // the repository's main work tree: the local settings, which Claude Code

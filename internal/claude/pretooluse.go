@@ -78,10 +78,14 @@ func (h *Hooks) preToolUse(stdin io.Reader) error {
 			cwd = in.Cwd
 		}
 		if !filepath.IsAbs(path) {
-			if cwd == "" {
+			base := cwd
+			if base == "" && h.Getwd != nil {
+				base, _ = h.Getwd() // Claude Code sends cwd; without it, ours is the session's
+			}
+			if !filepath.IsAbs(base) {
 				return nil
 			}
-			path = filepath.Join(cwd, path)
+			path = filepath.Join(base, path)
 		}
 		board, err := h.BoardDir(cwd)
 		if err != nil {

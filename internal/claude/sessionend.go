@@ -46,7 +46,12 @@ func (h *Hooks) sessionEnd(boardDir, owner string) error {
 		}
 		released, err := cl.ReleaseAll()
 		if err != nil {
-			errs = append(errs, err)
+			// Another release of the same owner may have raced this one
+			// (the plugin's hooks and a project install's both run, say):
+			// what matters is that the owner holds nothing now.
+			if left, lerr := b.ListOwner(owner); lerr != nil || len(left) > 0 {
+				errs = append(errs, err)
+			}
 		}
 		if commit != nil {
 			commit(fmt.Sprintf("pickup: release %d session(s) at the end of Claude Code session %s", len(released), owner))

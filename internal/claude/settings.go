@@ -16,7 +16,7 @@ import (
 // Claude Code's settings files: adding and removing pickup's hooks while
 // keeping everything else in the file as it was.
 
-// settingsPlan is the change to settings.json, computed before anything
+// settingsPlan is the change to a settings file, computed before anything
 // is written.
 type settingsPlan struct {
 	path    string // the file to write

@@ -21,7 +21,7 @@ import (
 // initClaudeFlags are the flags of `pickup init` for the agent integrations.
 func initClaudeFlags() []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.BoolFlag{Name: "claude", Usage: "also install the Claude Code integration in the repository's .claude/: the /pickup and /handoff skills, and hooks in settings.json"},
+		&ucli.BoolFlag{Name: "claude", Usage: "also install the Claude Code integration in the repository's .claude/: the /pickup and /handoff skills, and hooks in settings.local.json"},
 		&ucli.BoolFlag{Name: "uninstall", Usage: "with --claude: remove exactly what --claude added (the board stays)"},
 		&ucli.BoolFlag{Name: "agents", Usage: "print a snippet for AGENTS.md that teaches other agents (Codex, ...) the protocol"},
 	}
@@ -175,6 +175,7 @@ func (r *run) claudeHooks() *claude.Hooks {
 		Getenv:  r.env.Getenv,
 		Now:     r.env.Now,
 		Proc:    r.procEnv(),
+		Getwd:   r.env.Getwd,
 		Owner:   r.owner,
 		Version: version(),
 		Batch: func(b *sessions.Board) func(string) {

@@ -56,9 +56,11 @@ func (r *run) initCommand() *ucli.Command {
 			".gitattributes (events.log merge=union: merges of the event log never conflict);\n" +
 			"existing ones are left alone. Safe to run again on an existing board.\n" +
 			"--claude also installs the Claude Code integration in the repository's .claude/: the\n" +
-			"/pickup and /handoff skills, and hooks in settings.json that register, heartbeat and\n" +
-			"release each Claude Code session's claims (merged into the settings there; a second\n" +
-			"run changes nothing). --claude --uninstall removes exactly what --claude added.\n" +
+			"/pickup and /handoff skills, and hooks in settings.local.json (read from every folder\n" +
+			"of the repository) that register, heartbeat and release each Claude Code session's\n" +
+			"claims and keep agents from editing board files (merged into the settings there; a\n" +
+			"second run changes nothing). --claude --uninstall removes exactly what --claude added.\n" +
+			"(Or install pickup's Claude Code plugin instead: see README, \"Claude Code\".)\n" +
 			"--agents prints a section for AGENTS.md that teaches other agents the protocol.\n\n" +
 			"Examples:\n   pickup init\n   pickup init --claude\n   pickup init --agents >> AGENTS.md",
 		Flags: initClaudeFlags(),
