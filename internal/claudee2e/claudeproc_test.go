@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,11 @@ func (p *project) startClaude(name string, api *stubAPI, o claudeOpts) *claude {
 	exe := claudeBinary(p.t)
 	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 		"--include-hook-events"}
+	if dir := os.Getenv("PICKUP_E2E_DEBUG"); dir != "" {
+		// Claude Code's own log: which hooks ran, how long, which were
+		// cancelled.
+		args = append(args, "--debug-file", filepath.Join(dir, strings.ReplaceAll(p.t.Name(), "/", "_")+"-"+name+".log"))
+	}
 	args = append(args, p.claudeArgs...)
 	args = append(args, o.args...)
 	cmd := exec.Command(exe, args...)

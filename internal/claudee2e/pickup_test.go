@@ -1,6 +1,8 @@
 package claudee2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,6 +141,33 @@ func TestKillNineRecoverable(t *testing.T) {
 		if _, errOut, code := p.pickup(dead, "done", ids[0]); code != 6 {
 			t.Fatalf("the killed session's done after the session was finished: exit %d, want 6\n%s", code, errOut)
 		}
+		requireScriptFollowed(t, api)
+	})
+}
+
+// TestSlowSessionEnd: a SessionEnd hook that takes longer than Claude
+// Code's default budget for it (1.5 s) still gives the claims back: pickup
+// installs its hooks with a timeout of their own. The pickup that the hooks
+// run is slowed down by a wrapper that sleeps 3 s before `hook
+// session-end`, as a loaded machine or a slow disk would.
+func TestSlowSessionEnd(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, p *project) {
+		wrapperDir := t.TempDir()
+		wrapper := "#!/bin/sh\n" +
+			"for a in \"$@\"; do [ \"$a\" = session-end ] && sleep 3; done\n" +
+			"exec " + pickupBinary(t) + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(wrapperDir, "pickup"), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p.env = append(p.env, "PATH="+wrapperDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		ids := p.seed("Fix the parser")
+		api := newStubAPI(t, "slow", step{Bash: "pickup next"}, claimed(stop))
+		a := p.startClaude("slow", api, claudeOpts{})
+		a.prompt(p.pickupSkill)
+		p.requireHeld(ids[0], a.ID(), "after /pickup")
+		a.signal(syscall.SIGTERM)
+		a.wait("SIGTERM")
+		p.requireState(ids[0], "todo", "after SIGTERM with a SessionEnd hook that takes 3 s")
 		requireScriptFollowed(t, api)
 	})
 }
