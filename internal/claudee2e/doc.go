@@ -13,5 +13,10 @@
 // the executable in $PICKUP_CLAUDE_BIN. Without it the tests fail, unless
 // PICKUP_SKIP_CLAUDE_E2E=1 says to skip them on purpose.
 //
+// To see what happened: PICKUP_E2E_DUMP=DIR writes every request the CLI
+// sends to the stand-in, PICKUP_E2E_DEBUG=DIR each CLI's --debug-file log.
+// A failing test prints the stand-in's request log and everything the CLI
+// printed (hook events included).
+//
 // The package has no code of its own; everything lives in *_test.go.
 package claudee2e
