@@ -36,7 +36,7 @@ var Events = []string{"session-start", "pre-tool-use", "post-tool-use", "session
 // runs `pickup hook --need N session-start`: a pickup older than 2 fails
 // on the flag, and the hook's shell line tells the user to upgrade; a
 // pickup older than N says so itself.
-const Protocol = 2
+const Protocol = 3
 
 // Hooks runs pickup's hooks. The command line fills it in, so that the
 // hooks find and open the board, and follow processes, exactly as every

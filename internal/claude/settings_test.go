@@ -285,7 +285,7 @@ func TestInstallClaudeReplacesOnlyPickupEntries(t *testing.T) {
 	if strings.Contains(got, "--old-flag") {
 		t.Errorf("the old pickup entry stayed:\n%s", got)
 	}
-	if strings.Count(got, "pickup hook --need 2 session-start") != 1 || strings.Count(got, "exec pickup hook session-end") != 1 {
+	if strings.Count(got, "pickup hook --need 3 session-start") != 1 || strings.Count(got, "exec pickup hook --detach session-end") != 1 {
 		t.Errorf("want one entry per event:\n%s", got)
 	}
 	if strings.Index(got, "direnv") > strings.Index(got, "session-start") {

@@ -1,11 +1,15 @@
 package claudee2e
 
 import (
+	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // requireResult fails unless the i-th tool result the CLI sent api exists,
@@ -146,28 +150,59 @@ func TestKillNineRecoverable(t *testing.T) {
 }
 
 // TestSlowSessionEnd: a SessionEnd hook that takes longer than Claude
-// Code's default budget for it (1.5 s) still gives the claims back: pickup
-// installs its hooks with a timeout of their own. The pickup that the hooks
-// run is slowed down by a wrapper that sleeps 3 s before `hook
-// session-end`, as a loaded machine or a slow disk would.
+// Code's budget for it still gives the claims back and commits that in
+// commit mode. The budget is 1.5 s by default; a project install gives the
+// hook a timeout of its own, but Claude Code 2.1.331 ignores a plugin's
+// SessionEnd timeout and cancels it at 1.5 s, so pickup's session-end does
+// not stop when cancelled. The release is made slow where it really can
+// be: git, which takes 3 s to commit here, as on a loaded machine or a
+// slow disk.
 func TestSlowSessionEnd(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, p *project) {
-		wrapperDir := t.TempDir()
-		wrapper := "#!/bin/sh\n" +
-			"for a in \"$@\"; do [ \"$a\" = session-end ] && sleep 3; done\n" +
-			"exec " + pickupBinary(t) + " \"$@\"\n"
-		if err := os.WriteFile(filepath.Join(wrapperDir, "pickup"), []byte(wrapper), 0o755); err != nil {
+		realGit, err := exec.LookPath("git")
+		if err != nil {
 			t.Fatal(err)
 		}
-		p.env = append(p.env, "PATH="+wrapperDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		cfg := filepath.Join(p.board, "config.yaml")
+		old, err := os.ReadFile(cfg)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, append(old, "commit: true\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p.run("git", "config", "user.email", "e2e@example.com")
+		p.run("git", "config", "user.name", "e2e")
 		ids := p.seed("Fix the parser")
+		wrapperDir := t.TempDir()
+		slow := filepath.Join(wrapperDir, "slow")
+		wrapper := "#!/bin/sh\n" +
+			"[ -e " + slow + " ] && for a in \"$@\"; do [ \"$a\" = commit ] && sleep 3 && break; done\n" +
+			"exec " + realGit + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(wrapperDir, "git"), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p.env = append(p.env, "PATH="+wrapperDir+string(os.PathListSeparator)+filepath.Dir(pickupBinary(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
 		api := newStubAPI(t, "slow", step{Bash: "pickup next"}, claimed(stop))
 		a := p.startClaude("slow", api, claudeOpts{})
 		a.prompt(p.pickupSkill)
 		p.requireHeld(ids[0], a.ID(), "after /pickup")
+		before := p.run("git", "rev-list", "--count", "HEAD")
+		if err := os.WriteFile(slow, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		a.signal(syscall.SIGTERM)
 		a.wait("SIGTERM")
-		p.requireState(ids[0], "todo", "after SIGTERM with a SessionEnd hook that takes 3 s")
+		// The release's commit lands about 3 s after the hook began,
+		// whether or not Claude Code waited for it.
+		deadline := time.Now().Add(20 * time.Second)
+		for p.run("git", "rev-list", "--count", "HEAD") == before && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		p.requireState(ids[0], "todo", "after SIGTERM with a SessionEnd whose commit takes 3 s")
+		if log := p.run("git", "log", "-1", "--format=%B"); !strings.Contains(log, "release "+ids[0]) {
+			t.Fatalf("no commit of the release of %s 20 s after SIGTERM; the last commit:\n%s", ids[0], log)
+		}
 		requireScriptFollowed(t, api)
 	})
 }

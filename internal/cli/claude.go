@@ -6,8 +6,10 @@ package cli
 
 import (
 	"fmt"
+	"os/signal"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"github.com/pickup-dev/pickup/internal/claude"
 	"github.com/pickup-dev/pickup/internal/proc"
@@ -146,11 +148,24 @@ func (r *run) hookCommand() *ucli.Command {
 			"A hook never fails the Claude Code session: errors go to stderr and it exits 0.",
 		Flags: []ucli.Flag{
 			&ucli.IntFlag{Name: "need", Usage: "the hook protocol the installer (the plugin) needs"},
+			&ucli.BoolFlag{Name: "detach", Usage: "session-end: do the release in a process of its own session, waiting for it at most 1 s (Claude Code cancels a plugin's SessionEnd hook after 1.5 s)"},
 		},
 		Action: func(c *ucli.Context) error {
 			event := c.Args().First()
 			if c.NArg() != 1 {
 				event = "?"
+			}
+			if event == "session-end" {
+				if c.Bool("detach") {
+					r.detachSessionEnd(c.Int("need"))
+					return nil
+				}
+				// A release cut short would leave claims to be reaped
+				// as attempts, or a commit-mode release uncommitted: it
+				// finishes, and so do its git children, which inherit
+				// the ignored signals. SIGPIPE: its output may outlive
+				// whoever read it (see detachSessionEnd).
+				signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 			}
 			if err := r.hook(event, c.Int("need")); err != nil {
 				fmt.Fprintf(r.env.Stderr, "pickup: hook %s: %s\n", sanitize(event), sanitize(err.Error()))
