@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -34,7 +35,7 @@ func (r *run) detachSessionEnd(need int) {
 		fail(fmt.Errorf("read input: %w", err))
 		return
 	}
-	exe, err := os.Executable()
+	exe, err := pickupCommand()
 	if err != nil {
 		fail(fmt.Errorf("start the release: %w", err))
 		return
@@ -63,4 +64,21 @@ func (r *run) detachSessionEnd(need int) {
 	case <-done:
 	case <-time.After(detachWait):
 	}
+}
+
+// pickupCommand is the program this process was started as: os.Args[0],
+// found on the PATH as the shell found it (Claude Code runs `pickup` by
+// name), else the executable. The name, not the executable's path, so that
+// a multi-call binary started through a link (a test binary, say) runs as
+// pickup again.
+func pickupCommand() (string, error) {
+	if name := os.Args[0]; name != "" {
+		if strings.ContainsRune(name, os.PathSeparator) {
+			return name, nil
+		}
+		if path, err := exec.LookPath(name); err == nil {
+			return path, nil
+		}
+	}
+	return os.Executable()
 }
