@@ -29,6 +29,8 @@ func (h *Hooks) sessionStart(boardDir, owner string) error {
 	} else {
 		if _, err := h.leases(b).Register(owner, p); err != nil {
 			errs = append(errs, err)
+		} else {
+			h.beat(b, owner)
 		}
 		rec := Record{Owner: owner, Process: p}
 		if err := WritePid(b.Dir, rec); err != nil {

@@ -43,6 +43,7 @@ func (r *run) commands() []*ucli.Command {
 		r.syncCommand(),
 		r.demoCommand(),
 		r.hookCommand(),
+		r.sharedBeatCommand(),
 	}
 }
 
