@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/sessions"
 )
 
 // refs returns the refs under refs/pickup/ with their commits: one git
@@ -184,6 +186,9 @@ func (s *Board) apply(ctx context.Context, from, to string) error {
 				if c.new != "" {
 					shas = append(shas, c.new)
 				}
+				if c.path == sessions.EventLogFile && c.old != "" {
+					shas = append(shas, c.old)
+				}
 			}
 			continue
 		}
@@ -224,6 +229,9 @@ func (s *Board) apply(ctx context.Context, from, to string) error {
 		}
 	}
 	for _, c := range others {
+		if c.path == sessions.EventLogFile && c.new != "" {
+			s.fenceReaped(blobs[c.old], blobs[c.new])
+		}
 		if c.new == "" {
 			_ = os.Remove(s.abs(c.path))
 			continue
@@ -294,4 +302,28 @@ func (s *Board) place(rel string, content []byte, replace bool) error {
 		return fmt.Errorf("shared board: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// fenceReaped records here the reaps that other clones made (the events
+// added to the log between old and new), so that a reaped owner of this
+// clone is fenced as after a local reap: its later release, done or
+// heartbeat of that session exits with ErrClaimLost, not "claimed by
+// someone else".
+func (s *Board) fenceReaped(old, new []byte) {
+	added := new
+	if bytes.HasPrefix(new, old) {
+		added = new[len(old):]
+	}
+	events, _, err := sessions.ReadEvents(bytes.NewReader(added), "")
+	if err != nil {
+		return
+	}
+	leases := &claim.Leases{Board: s.B}
+	for _, e := range events {
+		owner, ok := strings.CutPrefix(e.From, "doing/")
+		if e.Op != "reap" || !ok || sessions.ValidateOwner(owner) != nil {
+			continue
+		}
+		_ = leases.FenceAs(owner, e.ID, claim.OwnerStale, "reaped in another clone: "+e.Reason)
+	}
 }
