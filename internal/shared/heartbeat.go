@@ -61,7 +61,15 @@ func (s *Board) Heartbeat(ctx context.Context, owner string, every time.Duration
 		return false, nil
 	}
 	msg := fmt.Sprintf("pickup: heartbeat %s %s", owner, time.Now().UTC().Format(time.RFC3339Nano))
-	commit, err := s.Repo.RunIn(ctx, nil, identity, "commit-tree", emptyTree, "-m", msg)
+	var commit string
+	var err error
+	if s.Repo.ObjectsInProcess() {
+		if _, err = s.Repo.WriteObject("tree", nil); err == nil {
+			commit, err = s.Repo.WriteObject("commit", commitBody(emptyTree, "", msg, time.Now()))
+		}
+	} else {
+		commit, err = s.Repo.RunIn(ctx, nil, identity, "commit-tree", emptyTree, "-m", msg)
+	}
 	if err != nil {
 		return false, s.remoteErr("heartbeat", err)
 	}
