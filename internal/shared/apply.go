@@ -49,7 +49,7 @@ func (s *Board) fetch(ctx context.Context) (map[string]string, error) {
 // fetchInto fetches the board branch to ref and the heartbeat refs under
 // peers.
 func (s *Board) fetchInto(ctx context.Context, ref, peers string) error {
-	_, err := s.Repo.Run(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap=", s.Remote,
+	_, err := s.Repo.Run(ctx, "fetch", "--quiet", "--no-tags", "--no-auto-maintenance", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap=", s.Remote,
 		"+refs/heads/"+s.Branch+":"+ref, "+"+ownersRef+"*:"+peers+"*")
 	if err != nil {
 		var ge *gitx.Error
@@ -70,7 +70,8 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := fmt.Sprintf("refs/pickup/tmp/%d-%x/", os.Getpid(), rnd)
-	defer s.dropRefs(ctx, tmp)
+	var known map[string]string // the refs read below, tmp's among them
+	defer func() { s.dropRefs(ctx, tmp, known) }()
 	if err := s.fetchInto(ctx, tmp+"board", tmp+"peers/"); err != nil {
 		return false, err
 	}
@@ -83,6 +84,7 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	known = refs
 	peers := map[string]string{}
 	for ref, sha := range refs {
 		if owner, ok := strings.CutPrefix(ref, tmp+"peers/"); ok {
@@ -108,10 +110,25 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// dropRefs deletes the refs under prefix, with one git process.
-func (s *Board) dropRefs(ctx context.Context, prefix string) {
-	out, err := s.Repo.Run(ctx, "for-each-ref", "--format=delete %(refname)", prefix)
-	if err != nil || strings.TrimSpace(out) == "" {
+// dropRefs deletes the refs under prefix, with one git process: those of
+// known if given (read since they were made), else those listed by git.
+func (s *Board) dropRefs(ctx context.Context, prefix string, known map[string]string) {
+	var out string
+	if known != nil {
+		var b strings.Builder
+		for ref := range known {
+			if strings.HasPrefix(ref, prefix) {
+				b.WriteString("delete " + ref + "\n")
+			}
+		}
+		out = b.String()
+	} else {
+		var err error
+		if out, err = s.Repo.Run(ctx, "for-each-ref", "--format=delete %(refname)", prefix); err != nil {
+			return
+		}
+	}
+	if strings.TrimSpace(out) == "" {
 		return
 	}
 	_, _ = s.Repo.RunIn(ctx, []byte(out), nil, "update-ref", "--stdin")

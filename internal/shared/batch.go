@@ -231,9 +231,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	}
 	_, err = s.Repo.Run(ctx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
 	if err == nil {
-		if _, err := s.Repo.Run(ctx, "update-ref", refBoard, commit); err == nil {
-			_, _ = s.Repo.Run(ctx, "update-ref", refFetched, commit)
-		}
+		_, _ = s.Repo.RunIn(ctx, []byte("update "+refBoard+" "+commit+"\nupdate "+refFetched+" "+commit+"\n"), nil, "update-ref", "--stdin")
 		_ = s.place(sessions.EventLogFile, logContent, true)
 		for _, r := range reqs {
 			s.settle(r, outcome{OK: true})
@@ -311,4 +309,3 @@ func (s *Board) statLine(line string) {
 		f.Close()
 	}
 }
-
