@@ -92,16 +92,18 @@ func (c *Client) Reopen(id string) (sessions.Session, error) {
 
 func (c *Client) transition(op, id string, from sessions.State, fromOwner string, to sessions.State, toOwner string) (sessions.Session, error) {
 	m, err := c.shift(op, id, from, fromOwner, to, toOwner)
+	if err == nil {
+		err = c.commit(m)
+	}
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && errors.Is(err, ErrSessionNotAvailable) && e.State == to && e.Holder == toOwner &&
 			(op == "claim" || op == "reopen") {
-			// Already where the caller wants it (a repeated claim or reopen).
+			// Already where the caller wants it (a repeated claim or
+			// reopen, or one that another process of this owner made
+			// first, here or at a shared board's remote).
 			return c.read(to, toOwner, id)
 		}
-		return sessions.Session{}, err
-	}
-	if err := c.commit(m); err != nil {
 		return sessions.Session{}, err
 	}
 	return c.read(to, toOwner, id)

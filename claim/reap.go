@@ -243,6 +243,12 @@ const ownerSuperseded OwnerState = "superseded"
 // fails with ErrClaimLost. pickup doctor --fix calls it before it discards
 // the copy of a session that an owner claimed after another one had.
 func (l *Leases) Fence(owner, id, reason string) error {
+	return l.FenceAs(owner, id, ownerSuperseded, reason)
+}
+
+// FenceAs is Fence for an owner judged state (a shared board records so
+// the reaps made in other clones, whose records are not shared).
+func (l *Leases) FenceAs(owner, id string, state OwnerState, reason string) error {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return err
 	}
@@ -253,7 +259,7 @@ func (l *Leases) Fence(owner, id, reason string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	data, err := json.Marshal(Reaped{ID: id, Owner: owner, State: ownerSuperseded, Reason: reason, At: l.now()})
+	data, err := json.Marshal(Reaped{ID: id, Owner: owner, State: state, Reason: reason, At: l.now()})
 	if err != nil {
 		return err
 	}

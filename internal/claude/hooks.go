@@ -70,6 +70,10 @@ type Hooks struct {
 	Invoker func() (proc.Process, error)
 	// Describe formats a session for a line of output.
 	Describe func(sessions.Session) string
+	// Beat, if set, tells other clones of a shared board that owner is
+	// alive, when the lease here was renewed. It must return at once (the
+	// command line pushes in a detached process).
+	Beat func(b *sessions.Board, owner string)
 }
 
 // Input is what pickup reads of the JSON a Claude Code hook receives.
@@ -215,6 +219,14 @@ func (h *Hooks) postToolUse(boardDir, owner string) error {
 	// Register renews the heartbeat and adds this Claude Code process to
 	// the lease, should it be missing (a lease kept at the end of an
 	// earlier run of this session, now resumed).
-	_, err = h.leases(b).Register(owner, p)
+	if _, err = h.leases(b).Register(owner, p); err == nil {
+		h.beat(b, owner)
+	}
 	return err
+}
+
+func (h *Hooks) beat(b *sessions.Board, owner string) {
+	if h.Beat != nil {
+		h.Beat(b, owner)
+	}
 }

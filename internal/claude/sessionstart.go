@@ -31,6 +31,8 @@ func (h *Hooks) sessionStart(boardDir, owner string) error {
 		// when the lease is usually as it should be.
 		if _, err := h.leases(b).Renew(owner, BeatEvery, p); err != nil {
 			errs = append(errs, err)
+		} else {
+			h.beat(b, owner)
 		}
 		rec := Record{Owner: owner, Process: p}
 		if err := WritePid(b.Dir, rec); err != nil {

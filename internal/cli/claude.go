@@ -209,6 +209,7 @@ func (r *run) claudeHooks() *claude.Hooks {
 			return r.openBoard(func(string) (*sessions.Board, error) { return sessions.Open(dir) })
 		},
 		Invoker:  r.invokerProcess,
+		Beat:     r.spawnBeat,
 		Describe: describe,
 	}
 }

@@ -56,6 +56,7 @@ func commandTable() []commandSpec {
 		{[]string{"sync"}, (*run).syncCommand},
 		{[]string{"demo"}, (*run).demoCommand},
 		{[]string{"hook"}, (*run).hookCommand},
+		{[]string{"shared-beat"}, (*run).sharedBeatCommand},
 	}
 }
 

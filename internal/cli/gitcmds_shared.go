@@ -83,11 +83,7 @@ func (r *run) sharedHeartbeat(owner string, force bool) {
 	}
 	every := 0 * time.Second
 	if !force {
-		stale := 30 * time.Minute
-		if r.shared.cfg != nil && r.shared.cfg.Stale > 0 {
-			stale = r.shared.cfg.Stale
-		}
-		every = stale / 4
+		every = beatEvery(r.shared.cfg)
 	}
 	if _, err := sb.Heartbeat(context.Background(), owner, every); err != nil {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))

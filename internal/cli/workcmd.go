@@ -275,7 +275,10 @@ func (r *run) work(c *ucli.Context, tf *tagFlags) error {
 	rn := &runner{r: r, argv: argv, path: path, grace: c.Duration("grace"), env: os.Environ(), ll: ll, running: map[*lifeline.Group]bool{}}
 	defer rn.handleSignals(cancel)()
 	go func() { // keep the lease fresh for observers on other hosts
-		t := time.NewTicker(time.Minute)
+		// On a shared board, also push the owner's heartbeat ref, checked
+		// twice per beatEvery so that a push is never a whole period late.
+		every := min(time.Minute, beatEvery(r.shared.cfg)/2)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -283,6 +286,7 @@ func (r *run) work(c *ucli.Context, tf *tagFlags) error {
 				return
 			case <-t.C:
 				_, _ = leases.Heartbeat(cl.Owner, self)
+				r.sharedHeartbeat(cl.Owner, false)
 			}
 		}
 	}()

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
@@ -48,7 +49,7 @@ func (s *Board) fetch(ctx context.Context) (map[string]string, error) {
 // fetchInto fetches the board branch to ref and the heartbeat refs under
 // peers.
 func (s *Board) fetchInto(ctx context.Context, ref, peers string) error {
-	_, err := s.Repo.Run(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap=", s.Remote,
+	_, err := s.Repo.Run(ctx, "fetch", "--quiet", "--no-tags", "--no-auto-maintenance", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap=", s.Remote,
 		"+refs/heads/"+s.Branch+":"+ref, "+"+ownersRef+"*:"+peers+"*")
 	if err != nil {
 		var ge *gitx.Error
@@ -69,7 +70,8 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := fmt.Sprintf("refs/pickup/tmp/%d-%x/", os.Getpid(), rnd)
-	defer s.dropRefs(ctx, tmp)
+	var known map[string]string // the refs read below, tmp's among them
+	defer func() { s.dropRefs(ctx, tmp, known) }()
 	if err := s.fetchInto(ctx, tmp+"board", tmp+"peers/"); err != nil {
 		return false, err
 	}
@@ -82,6 +84,7 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	known = refs
 	peers := map[string]string{}
 	for ref, sha := range refs {
 		if owner, ok := strings.CutPrefix(ref, tmp+"peers/"); ok {
@@ -107,10 +110,25 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// dropRefs deletes the refs under prefix, with one git process.
-func (s *Board) dropRefs(ctx context.Context, prefix string) {
-	out, err := s.Repo.Run(ctx, "for-each-ref", "--format=delete %(refname)", prefix)
-	if err != nil || strings.TrimSpace(out) == "" {
+// dropRefs deletes the refs under prefix, with one git process: those of
+// known if given (read since they were made), else those listed by git.
+func (s *Board) dropRefs(ctx context.Context, prefix string, known map[string]string) {
+	var out string
+	if known != nil {
+		var b strings.Builder
+		for ref := range known {
+			if strings.HasPrefix(ref, prefix) {
+				b.WriteString("delete " + ref + "\n")
+			}
+		}
+		out = b.String()
+	} else {
+		var err error
+		if out, err = s.Repo.Run(ctx, "for-each-ref", "--format=delete %(refname)", prefix); err != nil {
+			return
+		}
+	}
+	if strings.TrimSpace(out) == "" {
 		return
 	}
 	_, _ = s.Repo.RunIn(ctx, []byte(out), nil, "update-ref", "--stdin")
@@ -185,6 +203,9 @@ func (s *Board) apply(ctx context.Context, from, to string) error {
 				if c.new != "" {
 					shas = append(shas, c.new)
 				}
+				if c.path == sessions.EventLogFile && c.old != "" {
+					shas = append(shas, c.old)
+				}
 			}
 			continue
 		}
@@ -225,6 +246,9 @@ func (s *Board) apply(ctx context.Context, from, to string) error {
 		}
 	}
 	for _, c := range others {
+		if c.path == sessions.EventLogFile && c.new != "" {
+			s.fenceReaped(blobs[c.old], blobs[c.new])
+		}
 		if c.new == "" {
 			_ = os.Remove(s.abs(c.path))
 			continue
@@ -301,4 +325,28 @@ func (s *Board) place(rel string, content []byte, replace bool) error {
 		return fmt.Errorf("shared board: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// fenceReaped records here the reaps that other clones made (the events
+// added to the log between old and new), so that a reaped owner of this
+// clone is fenced as after a local reap: its later release, done or
+// heartbeat of that session exits with ErrClaimLost, not "claimed by
+// someone else".
+func (s *Board) fenceReaped(old, new []byte) {
+	added := new
+	if bytes.HasPrefix(new, old) {
+		added = new[len(old):]
+	}
+	events, _, err := sessions.ReadEvents(bytes.NewReader(added), "")
+	if err != nil {
+		return
+	}
+	leases := &claim.Leases{Board: s.B}
+	for _, e := range events {
+		owner, ok := strings.CutPrefix(e.From, "doing/")
+		if e.Op != "reap" || !ok || sessions.ValidateOwner(owner) != nil {
+			continue
+		}
+		_ = leases.FenceAs(owner, e.ID, claim.OwnerStale, "reaped in another clone: "+e.Reason)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -184,6 +185,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	if err != nil {
 		return fail(err)
 	}
+	base := maps.Clone(t)
 	// Each request against the tip as the earlier ones in the batch leave it.
 	var take []request
 	var moves []move
@@ -223,15 +225,13 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		return 0
 	}
 	reqs = take
-	commit, logContent, err := s.build(ctx, tip, moves)
+	commit, logContent, err := s.commitFor(ctx, tip, base, moves)
 	if err != nil {
 		return fail(err)
 	}
 	_, err = s.Repo.Run(ctx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
 	if err == nil {
-		if _, err := s.Repo.Run(ctx, "update-ref", refBoard, commit); err == nil {
-			_, _ = s.Repo.Run(ctx, "update-ref", refFetched, commit)
-		}
+		_, _ = s.Repo.RunIn(ctx, []byte("update "+refBoard+" "+commit+"\nupdate "+refFetched+" "+commit+"\n"), nil, "update-ref", "--stdin")
 		_ = s.place(sessions.EventLogFile, logContent, true)
 		for _, r := range reqs {
 			s.settle(r, outcome{OK: true})
@@ -308,102 +308,4 @@ func (s *Board) statLine(line string) {
 		_, _ = f.WriteString(line)
 		f.Close()
 	}
-}
-
-// move is one transition of a batch.
-type move struct {
-	src, dst string
-	content  []byte
-	event    sessions.Event
-}
-
-// build makes the commit of moves on tip: each session's file leaves src
-// and arrives at dst with its content, and each event's line is appended
-// to the event log. It returns the commit and the new log.
-func (s *Board) build(ctx context.Context, tip string, moves []move) (string, []byte, error) {
-	var logContent []byte
-	if tip != "" {
-		if out, err := s.Repo.Run(ctx, "rev-parse", "-q", "--verify", tip+":"+sessions.EventLogFile); err == nil {
-			sha := strings.TrimSpace(out)
-			blobs, err := s.Repo.CatBlobs(ctx, sha)
-			if err != nil {
-				return "", nil, err
-			}
-			logContent = blobs[sha]
-		}
-	}
-	var subjects []string
-	objs := [][]byte{nil}
-	for _, m := range moves {
-		line, err := json.Marshal(m.event)
-		if err != nil {
-			return "", nil, err
-		}
-		logContent = append(logContent, append(line, '\n')...)
-		if m.dst != "" {
-			objs = append(objs, m.content)
-		}
-		subj, _, _ := strings.Cut(commitMessage(m.event), "\n")
-		subjects = append(subjects, subj)
-	}
-	objs[0] = logContent
-	shas, err := s.hashObjects(ctx, objs...)
-	if err != nil {
-		return "", nil, err
-	}
-	var info strings.Builder
-	k := 1
-	for _, m := range moves {
-		if m.src != "" && m.src != m.dst {
-			fmt.Fprintf(&info, "0 0000000000000000000000000000000000000000\t%s\n", m.src)
-		}
-		if m.dst != "" {
-			fmt.Fprintf(&info, "100644 %s\t%s\n", shas[k], m.dst)
-			k++
-		}
-	}
-	fmt.Fprintf(&info, "100644 %s\t%s\n", shas[0], sessions.EventLogFile)
-	index := []string{"GIT_INDEX_FILE=" + filepath.Join(s.dir, fmt.Sprintf("index.%d", os.Getpid()))}
-	defer os.Remove(strings.TrimPrefix(index[0], "GIT_INDEX_FILE="))
-	readTree := []string{"read-tree", "--empty"}
-	if tip != "" {
-		readTree = []string{"read-tree", tip}
-	}
-	if _, err := s.Repo.RunIn(ctx, nil, index, readTree...); err != nil {
-		return "", nil, err
-	}
-	if _, err := s.Repo.RunIn(ctx, []byte(info.String()), index, "update-index", "--add", "--index-info"); err != nil {
-		return "", nil, err
-	}
-	treeSha, err := s.Repo.RunIn(ctx, nil, index, "write-tree")
-	if err != nil {
-		return "", nil, err
-	}
-	msg := commitMessage(moves[0].event)
-	if len(moves) > 1 {
-		msg = fmt.Sprintf("pickup: %d transitions\n\n%s", len(moves), strings.Join(subjects, "\n"))
-	}
-	args := []string{"commit-tree", strings.TrimSpace(treeSha), "-m", msg}
-	if tip != "" {
-		args = append(args, "-p", tip)
-	}
-	commit, err := s.Repo.RunIn(ctx, nil, identity, args...)
-	if err != nil {
-		return "", nil, err
-	}
-	return strings.TrimSpace(commit), logContent, nil
-}
-
-// readAnywhere reads session id wherever it is on this board.
-func (s *Board) readAnywhere(id string) ([]byte, error) {
-	places, err := s.B.Locate(id)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range places {
-		if data, err := fsx.ReadRegular(p.Path); err == nil {
-			return data, nil
-		}
-	}
-	return nil, fmt.Errorf("session %s: %w", id, os.ErrNotExist)
 }

@@ -31,18 +31,45 @@ var pushRejected = gitx.PushRejected
 // emptyTree is git's empty tree, which every repository has.
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
+// beatMark is the file whose mtime is the last push of owner's heartbeat
+// from this clone. It lives in the board's runtime directory (never
+// committed), so that a Claude Code hook can tell with one stat, without
+// running git, whether a push is due (BeatDue).
+func beatMark(boardDir, owner string) string {
+	return filepath.Join(boardDir, sessions.RuntimeDirName, "shared-beats", owner)
+}
+
+// BeatDue reports whether owner's last heartbeat push from the clone of
+// boardDir is older than every (or never happened).
+func BeatDue(boardDir, owner string, every time.Duration, now time.Time) bool {
+	info, err := os.Lstat(beatMark(boardDir, owner))
+	if err != nil || every <= 0 {
+		return true
+	}
+	age := now.Sub(info.ModTime())
+	return age < 0 || age >= every
+}
+
 // Heartbeat pushes owner's heartbeat ref if the last push from this
 // clone is older than every (0: push now). It reports whether it pushed.
 func (s *Board) Heartbeat(ctx context.Context, owner string, every time.Duration) (bool, error) {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return false, err
 	}
-	mark := filepath.Join(s.dir, "heartbeats", owner)
-	if info, err := os.Lstat(mark); err == nil && every > 0 && time.Since(info.ModTime()) < every {
+	mark := beatMark(s.B.Dir, owner)
+	if !BeatDue(s.B.Dir, owner, every, time.Now()) {
 		return false, nil
 	}
 	msg := fmt.Sprintf("pickup: heartbeat %s %s", owner, time.Now().UTC().Format(time.RFC3339Nano))
-	commit, err := s.Repo.RunIn(ctx, nil, identity, "commit-tree", emptyTree, "-m", msg)
+	var commit string
+	var err error
+	if s.Repo.ObjectsInProcess() {
+		if _, err = s.Repo.WriteObject("tree", nil); err == nil {
+			commit, err = s.Repo.WriteObject("commit", commitBody(emptyTree, "", msg, time.Now()))
+		}
+	} else {
+		commit, err = s.Repo.RunIn(ctx, nil, identity, "commit-tree", emptyTree, "-m", msg)
+	}
 	if err != nil {
 		return false, s.remoteErr("heartbeat", err)
 	}

@@ -33,6 +33,8 @@ func TestTwoClonesOneSession(t *testing.T) {
 	if got := r.branchFiles(); !contains(got, "doing/agent-a/"+id+".md") {
 		t.Fatalf("the remote does not have %s in doing/agent-a: %v", id, got)
 	}
+	// The commits, trees and blobs that pickup wrote itself are sound.
+	r.git(r.bare, "fsck", "--strict", "--no-dangling")
 }
 
 // TestSixteenRacers: 16 processes in 4 clones claim one session at once:
