@@ -6,6 +6,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -167,7 +168,7 @@ func (r *run) hookCommand() *ucli.Command {
 				// whoever read it (see detachSessionEnd).
 				signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 			}
-			if err := r.hook(event, c.Int("need")); err != nil {
+			if err := r.hook(event, c.Int("need"), r.env.Stdin); err != nil {
 				fmt.Fprintf(r.env.Stderr, "pickup: hook %s: %s\n", sanitize(event), sanitize(err.Error()))
 			}
 			return nil
@@ -176,10 +177,10 @@ func (r *run) hookCommand() *ucli.Command {
 }
 
 // hook runs one hook event with the JSON input on stdin; need is --need.
-func (r *run) hook(event string, need int) error {
+func (r *run) hook(event string, need int, stdin io.Reader) error {
 	h := r.claudeHooks()
 	h.Need = need
-	return h.Run(event, r.env.Stdin)
+	return h.Run(event, stdin)
 }
 
 // claudeHooks wires the hooks to this run: the board, commit mode and the

@@ -2,14 +2,19 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pickup-dev/pickup/sessions"
 )
 
 // detachWait is how long `hook --detach session-end` waits for its release
@@ -18,7 +23,8 @@ import (
 const detachWait = time.Second
 
 // detachSessionEnd runs `hook session-end` in a process of its own session
-// and waits for it at most detachWait. Claude Code 2.1.331 applies a
+// and waits for it at most detachWait, when the release does git work
+// (commit mode, a shared board); a release of renames only is done here. Claude Code 2.1.331 applies a
 // plugin's SessionEnd hooks its default budget of 1.5 s whatever their
 // timeout says, and cancels what outlives it, its children included; a
 // release in commit mode (a git commit) on a loaded machine can take
@@ -33,6 +39,14 @@ func (r *run) detachSessionEnd(need int) {
 	input, err := io.ReadAll(r.env.Stdin)
 	if err != nil {
 		fail(fmt.Errorf("read input: %w", err))
+		return
+	}
+	if !r.sessionEndUsesGit(input) {
+		// Renames only, a few milliseconds: done here, in one process.
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+		if err := r.hook("session-end", need, bytes.NewReader(input)); err != nil {
+			fail(err)
+		}
 		return
 	}
 	exe, err := pickupCommand()
@@ -81,4 +95,34 @@ func pickupCommand() (string, error) {
 		}
 	}
 	return os.Executable()
+}
+
+// sessionEndUsesGit reports whether the board that a SessionEnd input's
+// cwd leads to commits (config.yaml, --commit, $PICKUP_COMMIT) or pushes
+// its transitions (or cannot be read: then
+// the release is detached too, to be safe).
+func (r *run) sessionEndUsesGit(input []byte) bool {
+	var in struct {
+		Cwd string `json:"cwd"`
+	}
+	_ = json.Unmarshal(input, &in)
+	if filepath.IsAbs(in.Cwd) {
+		env := *r.env
+		env.Getwd = func() (string, error) { return in.Cwd, nil }
+		r.env = &env
+	}
+	dir, err := r.boardDir()
+	if err != nil {
+		return true
+	}
+	b, err := sessions.Open(dir)
+	if err != nil {
+		return true
+	}
+	cfg, err := b.Config()
+	if err != nil || cfg.Commit || cfg.Shared != "" || r.commit {
+		return true
+	}
+	on, set, err := commitEnv(r.env.Getenv)
+	return err != nil || set && on
 }
