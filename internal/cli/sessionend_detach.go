@@ -60,7 +60,13 @@ func (r *run) detachSessionEnd(need int) {
 			args = append(args, "--pid", strconv.Itoa(p.PID))
 		}
 	}
-	args = append(args, "hook", "--need", strconv.Itoa(need), "session-end")
+	// The same command line (global flags such as --commit and --dir
+	// included), without --detach.
+	for _, a := range os.Args[1:] {
+		if a != "--detach" && a != "-detach" && !strings.HasPrefix(a, "--detach=") {
+			args = append(args, a)
+		}
+	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin = bytes.NewReader(input)
 	cmd.Stdout, cmd.Stderr = r.env.Stdout, r.env.Stderr
