@@ -9,11 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/testbin"
 )
 
 // tmpRoot holds what outlives one test: the pickup binary.
@@ -31,33 +31,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var build struct {
-	once sync.Once
-	exe  string
-	err  error
-}
+var build testbin.Once
 
 // pickupBinary builds the real pickup once, without -race: these tests
 // start it hundreds of times.
 func pickupBinary(t testing.TB) string {
 	t.Helper()
-	build.once.Do(func() {
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		exe := filepath.Join(tmpRoot, "bin", "pickup")
-		out, err := exec.Command(gobin, "build", "-race=false", "-o", exe, "github.com/pickup-dev/pickup").CombinedOutput()
-		if err != nil {
-			build.err = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		build.exe = exe
-	})
-	if build.err != nil {
-		t.Fatal(build.err)
-	}
-	return build.exe
+	return build.Path(t, tmpRoot)
 }
 
 // baseEnv is the environment of every child: no user's git or pickup

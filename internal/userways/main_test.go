@@ -8,13 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/testbin"
 )
 
 // tmpRoot holds what outlives one test: the pickup binary.
@@ -32,11 +33,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var build struct {
-	once sync.Once
-	exe  string
-	err  error
-}
+var build testbin.Once
 
 // pickupBinary builds the real pickup once per test binary run. It is built
 // without -race even when the tests are: a race-instrumented process spends
@@ -44,23 +41,7 @@ var build struct {
 // times.
 func pickupBinary(t *testing.T) string {
 	t.Helper()
-	build.once.Do(func() {
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		exe := filepath.Join(tmpRoot, "bin", "pickup")
-		out, err := exec.Command(gobin, "build", "-race=false", "-o", exe, "github.com/pickup-dev/pickup").CombinedOutput()
-		if err != nil {
-			build.err = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		build.exe = exe
-	})
-	if build.err != nil {
-		t.Fatal(build.err)
-	}
-	return build.exe
+	return build.Path(t, tmpRoot)
 }
 
 // cleared are the variables that choose pickup's owner, board, process or

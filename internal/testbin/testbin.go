@@ -1,0 +1,49 @@
+// Package testbin builds the real pickup command for the black-box tests
+// that start it the ways users do (internal/userways, internal/sharedways,
+// internal/claudee2e): once per test binary, without the race detector. A
+// race-instrumented process spends about 0.1 s of CPU starting, and those
+// tests start pickup hundreds or thousands of times; the race detector
+// still covers the library and CLI packages' own tests.
+package testbin
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Once builds pickup the first time Path is called and returns the same
+// binary after that; a failed build fails every test that asks.
+type Once struct {
+	once sync.Once
+	exe  string
+	err  error
+}
+
+// Path returns the pickup binary, building it into dir/bin/pickup first.
+func (o *Once) Path(tb testing.TB, dir string) string {
+	tb.Helper()
+	o.once.Do(func() { o.exe, o.err = Build(dir) })
+	if o.err != nil {
+		tb.Fatal(o.err)
+	}
+	return o.exe
+}
+
+// Build builds github.com/pickup-dev/pickup into dir/bin/pickup without the
+// race detector and returns its path.
+func Build(dir string) (string, error) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	exe := filepath.Join(dir, "bin", "pickup")
+	out, err := exec.Command(gobin, "build", "-race=false", "-o", exe, "github.com/pickup-dev/pickup").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return exe, nil
+}
