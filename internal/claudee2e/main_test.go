@@ -14,17 +14,7 @@ import (
 // tmpRoot holds what outlives one test: the pickup binary.
 var tmpRoot string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "claudee2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	tmpRoot = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m, "claudee2e-", &tmpRoot)) }
 
 var build testbin.Once
 

@@ -10,13 +10,11 @@
 package gitx
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -216,25 +214,7 @@ func (e *Error) Summary() string {
 // is an *Error. When ctx ends git gets SIGINT, so that it removes its lock
 // files, and is killed only if it does not exit within 10 seconds.
 func (r *Repo) Run(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, r.git(), append([]string{"-C", r.Top}, args...)...)
-	cmd.Env = append(r.env(), r.Env...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err == nil {
-		return stdout.String(), nil
-	}
-	e := &Error{Args: args, Code: -1, Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		e.Code = ee.ExitCode()
-	}
-	if ctx.Err() != nil {
-		e.Err = ctx.Err()
-	}
-	return stdout.String(), e
+	return r.RunIn(ctx, nil, nil, args...)
 }
 
 // IndexLockError reports a git lock file that stayed: another git process

@@ -8,6 +8,7 @@ package testbin
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -46,4 +47,18 @@ func Build(dir string) (string, error) {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	return exe, nil
+}
+
+// Main is a TestMain body: it makes a folder that outlives every test (for
+// the binary that Once builds), sets *dir to it, runs the tests, removes the
+// folder and returns the exit code for os.Exit.
+func Main(m *testing.M, prefix string, dir *string) int {
+	d, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*dir = d
+	defer os.RemoveAll(d)
+	return m.Run()
 }
