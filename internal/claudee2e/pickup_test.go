@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/testbin"
 )
 
 // requireResult fails unless the i-th tool result the CLI sent api exists,
@@ -199,6 +201,7 @@ func TestSlowSessionEnd(t *testing.T) {
 		for p.run("git", "rev-list", "--count", "HEAD") == before && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
+		testbin.WaitDetached(p.root) // the release process, before the folder goes
 		p.requireState(ids[0], "todo", "after SIGTERM with a SessionEnd whose commit takes 3 s")
 		if log := p.run("git", "log", "-1", "--format=%B"); !strings.Contains(log, "release "+ids[0]) {
 			t.Fatalf("no commit of the release of %s 20 s after SIGTERM; the last commit:\n%s", ids[0], log)

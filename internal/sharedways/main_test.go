@@ -123,7 +123,7 @@ func newRemote(t testing.TB, kind string) *remote {
 	r := &remote{t: t, bare: filepath.Join(root, "srv", "board.git"), home: filepath.Join(root, "home")}
 	// Runs before root is removed: the heartbeat pushes that claims and
 	// hooks start detached (pickup shared-beat) may still be at work there.
-	t.Cleanup(func() { waitDetached(root) })
+	t.Cleanup(func() { testbin.WaitDetached(root) })
 	if err := os.MkdirAll(r.home, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -275,25 +275,4 @@ func (c *clone) boardFiles() ([]string, string) {
 	})
 	log, _ := os.ReadFile(filepath.Join(root, "events.log"))
 	return files, string(log)
-}
-
-// waitDetached waits (up to 10 s) until no process works in a directory
-// under root: pickup's detached heartbeat pushes outlive the command that
-// started them.
-func waitDetached(root string) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		busy := false
-		procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
-		for _, p := range procs {
-			if cwd, err := os.Readlink(p); err == nil && strings.HasPrefix(cwd, root+"/") {
-				busy = true
-				break
-			}
-		}
-		if !busy {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Once builds pickup the first time Path is called and returns the same
@@ -61,4 +63,26 @@ func Main(m *testing.M, prefix string, dir *string) int {
 	*dir = d
 	defer os.RemoveAll(d)
 	return m.Run()
+}
+
+// WaitDetached waits (up to 10 s) until no process works in a directory
+// under root: pickup's detached processes (a shared board's heartbeat
+// pushes, a SessionEnd release in commit mode) outlive the command that
+// started them, and a test's folder must not be removed under them.
+func WaitDetached(root string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		busy := false
+		procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+		for _, p := range procs {
+			if cwd, err := os.Readlink(p); err == nil && (cwd == root || strings.HasPrefix(cwd, root+"/")) {
+				busy = true
+				break
+			}
+		}
+		if !busy {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
