@@ -8,7 +8,7 @@ import (
 
 // spreadWidth is how many of the best candidates of one priority a claimer
 // of a shared board chooses among.
-const spreadWidth = 4
+const spreadWidth = 16
 
 // takeSpread is take for a board that many clones share (Board.IDSuffix is
 // set): it picks at random among the first spreadWidth candidates of the

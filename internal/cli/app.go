@@ -37,6 +37,7 @@ type run struct {
 // exit code.
 func Main(env *Env, args []string) int {
 	r := &run{env: env}
+	r.shared.proxy = env.GitProxy
 	app := r.app(args)
 	if flag := danglingFlag(app, args); flag != "" {
 		return r.report(usageError("flag needs an argument: %s", flag))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"slices"
@@ -168,6 +169,7 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 			if err := sessions.ValidateID(id); err != nil {
 				return err
 			}
+			r.shared.trustRecent = true
 			cl, err := r.client()
 			if err != nil {
 				return err
@@ -178,6 +180,15 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 				}
 			}
 			s, err := do(cl, id)
+			if errors.Is(err, claim.ErrSessionNotFound) || errors.Is(err, claim.ErrSessionNotAvailable) || errors.Is(err, claim.ErrClaimLost) {
+				// On a shared board that trusted another process's
+				// fetch: the answer must come from the remote's view.
+				if changed, rerr := r.shared.refreshSkipped(context.Background()); rerr != nil {
+					return rerr
+				} else if changed {
+					s, err = do(cl, id)
+				}
+			}
 			if err != nil {
 				return r.sharedSettle(err)
 			}
@@ -216,6 +227,7 @@ func (r *run) nextCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			r.shared.trustRecent = !wait
 			cl, err := r.client()
 			if err != nil {
 				return err
@@ -238,6 +250,14 @@ func (r *run) nextCommand() *ucli.Command {
 				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Wait(ctx, claim.WaitOptions{})
 			} else {
 				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(context.Background())
+				if errors.Is(err, claim.ErrNothingAvailable) {
+					// On a shared board, from the remote's view of now.
+					if changed, rerr := r.shared.refreshSkipped(context.Background()); rerr != nil {
+						return rerr
+					} else if changed {
+						s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(context.Background())
+					}
+				}
 			}
 			err = cl.Explain(err) // once, at the end: not at every wake-up
 			if err != nil {

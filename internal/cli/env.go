@@ -5,6 +5,7 @@ package cli
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/lifeline"
@@ -34,6 +35,11 @@ type Env struct {
 	// commands still get process groups of their own and, on Linux,
 	// PR_SET_PDEATHSIG (for tests that run Main inside their own process).
 	Lifeline func() (*lifeline.Lifeline, error)
+	// GitProxy is the program that git runs as core.gitProxy when pickup
+	// fetches or pushes: this executable, which relays git:// connections
+	// without git's 40 ms stalls (internal/gitx/proxy.go). Nil or "":
+	// git connects by itself.
+	GitProxy func() string
 }
 
 // OSEnv returns the environment of the running process.
@@ -46,7 +52,21 @@ func OSEnv() *Env {
 		// The watchdog is this executable again, under the name pickup
 		// was called by: ps shows it as "pickup __lifeline".
 		Lifeline: func() (*lifeline.Lifeline, error) { return lifeline.Start(os.Args[0], os.Stderr) },
+		GitProxy: selfPath,
 	}
+}
+
+// selfPath is pickupCommand as an absolute path (git runs it from the top
+// of the work tree), or "" if there is none.
+func selfPath() string {
+	exe, err := pickupCommand()
+	if err != nil {
+		return ""
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return ""
+	}
+	return exe
 }
 
 func isTerminal(f *os.File) bool {

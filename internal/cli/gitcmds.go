@@ -170,7 +170,7 @@ func (r *run) syncCommand() *ucli.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			repo, err := gitx.Find(ctx, b.Dir)
+			repo, err := r.findRepo(ctx, b.Dir)
 			if err != nil {
 				return fmt.Errorf("sync: the board %s is not in a git work tree: %w", b.Dir, err)
 			}

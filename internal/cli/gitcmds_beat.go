@@ -75,7 +75,7 @@ func (r *run) sharedBeatCommand() *ucli.Command {
 			if !r.shared.isShared() {
 				return nil
 			}
-			sb, err := shared.Open(context.Background(), b, r.shared.cfg.Shared, r.shared.cfg.SharedBranch)
+			sb, err := r.shared.open(context.Background(), b, r.shared.cfg.Shared, r.shared.cfg.SharedBranch)
 			if err != nil {
 				return err
 			}

@@ -29,9 +29,37 @@ const ExitRemote = 8
 // sharedMode attaches a shared board's arbiter to the board before the
 // command changes anything. Its zero value is ready.
 type sharedMode struct {
-	mu  sync.Mutex
-	cfg *sessions.Config
-	sb  *shared.Board
+	proxy func() string // Repo.Proxy of the boards it opens (Env.GitProxy)
+	mu    sync.Mutex
+	cfg   *sessions.Config
+	sb    *shared.Board
+	// trustRecent: the command claims or moves sessions (next without
+	// --wait, claim, done, release, reopen), which lets ready trust a
+	// fetch that another process of the clone made within sharedFresh;
+	// skipped: ready did (see refreshSkipped).
+	trustRecent, skipped bool
+}
+
+// sharedFresh is how recent a fetch of another process of the clone
+// spares a claim or a transition its own. Well under a second: next to a
+// stale period of minutes a peer's heartbeat is never judged on an old
+// view, and a session made elsewhere that second is left for the next
+// claim.
+const sharedFresh = time.Second
+
+// refreshSkipped fetches if ready did not, so that an answer that rests on
+// the board's content (no such session, not available, not yours) is the
+// remote's own. It reports whether the board changed (the command should
+// try again).
+func (m *sharedMode) refreshSkipped(ctx context.Context) (bool, error) {
+	m.mu.Lock()
+	sb, skipped := m.sb, m.skipped
+	m.skipped = false
+	m.mu.Unlock()
+	if sb == nil || !skipped {
+		return false, nil
+	}
+	return sb.Refresh(ctx)
 }
 
 func (m *sharedMode) useConfig(cfg sessions.Config) {
@@ -42,7 +70,8 @@ func (m *sharedMode) useConfig(cfg sessions.Config) {
 
 // ready makes b's transitions go through the remote if config.yaml says
 // `shared: REMOTE`, after bringing the board in line with the remote (one
-// fetch): a session made or moved in another clone is seen here first.
+// fetch; a claim or a transition trusts one that another process of the
+// clone made within sharedFresh): a session made or moved in another clone is seen here first.
 func (m *sharedMode) ready(b *sessions.Board) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -50,9 +79,18 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 		return nil
 	}
 	ctx := context.Background()
-	sb, err := shared.Open(ctx, b, m.cfg.Shared, m.cfg.SharedBranch)
+	sb, err := m.open(ctx, b, m.cfg.Shared, m.cfg.SharedBranch)
 	if err != nil {
 		return refuse(err, "a shared board (shared: in config.yaml) must be in a clone of the repository whose remote holds it")
+	}
+	if m.trustRecent && sb.FetchedWithin(sharedFresh) {
+		// A claim or a transition needs no fetch to be right: the push is
+		// the compare-and-swap, and a refused one fetches. Another process
+		// of this clone fetched a moment ago, so the board here is at most
+		// that old; an answer that rests on it alone ("nothing
+		// available", no such session) fetches first (refreshSkipped).
+		m.sb, m.skipped = sb, true
+		return nil
 	}
 	if _, err := sb.Refresh(ctx); err != nil {
 		b.Arbiter = nil
@@ -63,6 +101,26 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 	}
 	m.sb = sb
 	return nil
+}
+
+// open opens the shared board of b, its git commands relayed by the git
+// proxy.
+func (m *sharedMode) open(ctx context.Context, b *sessions.Board, remote, branch string) (*shared.Board, error) {
+	sb, err := shared.Open(ctx, b, remote, branch)
+	if err == nil && m.proxy != nil {
+		sb.Repo.Proxy = m.proxy()
+	}
+	return sb, err
+}
+
+// findRepo finds the work tree of dir, its git commands relayed by the git
+// proxy.
+func (r *run) findRepo(ctx context.Context, dir string) (*gitx.Repo, error) {
+	repo, err := gitx.Find(ctx, dir)
+	if err == nil && r.env.GitProxy != nil {
+		repo.Proxy = r.env.GitProxy()
+	}
+	return repo, err
 }
 
 // board returns the shared board, or nil if the board is not shared (or
@@ -152,7 +210,7 @@ func (r *run) initShared(c *ucli.Context) error {
 		return err
 	}
 	ctx := context.Background()
-	repo, err := gitx.Find(ctx, b.Dir)
+	repo, err := r.findRepo(ctx, b.Dir)
 	if err != nil {
 		return refuse(err, "a shared board lives in a git clone: run pickup init --shared inside one")
 	}
@@ -173,7 +231,7 @@ func (r *run) initShared(c *ucli.Context) error {
 		}
 	}
 	r.noSync = r.noSync || b.NoSync
-	sb, err := shared.Open(ctx, b, remote, cfg.SharedBranch)
+	sb, err := r.shared.open(ctx, b, remote, cfg.SharedBranch)
 	if err != nil {
 		return err
 	}

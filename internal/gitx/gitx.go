@@ -73,6 +73,10 @@ type Repo struct {
 	Git string
 	// Env is added to the environment of every git command.
 	Env []string
+	// Proxy is the program git runs as core.gitProxy for the commands
+	// that talk to a remote: pickup's own executable, which relays git://
+	// connections with TCP_NODELAY (see proxy.go). "" leaves git alone.
+	Proxy string
 	// LockWait is how long to wait for another git's lock file (default
 	// DefaultLockWait); StaleLock is the age from which one is reported at
 	// once (default DefaultStaleLock).

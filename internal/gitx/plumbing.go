@@ -18,7 +18,8 @@ import (
 // RunIn runs git like Run, with stdin as its standard input and env added
 // to its environment (GIT_INDEX_FILE for a private index, say).
 func (r *Repo) RunIn(ctx context.Context, stdin []byte, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, r.git(), append([]string{"-C", r.Top}, args...)...)
+	gitArgs, env := r.withProxy(args, env)
+	cmd := exec.CommandContext(ctx, r.git(), append([]string{"-C", r.Top}, gitArgs...)...)
 	cmd.Env = append(append(r.env(), r.Env...), env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second

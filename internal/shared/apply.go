@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -94,12 +95,14 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	s.seePeers(peers)
 	fetched, board := refs[tmp+"board"], refs[refBoard]
 	if fetched == board {
+		s.markFresh()
 		return false, nil
 	}
 	if board != "" {
 		// The board only moves forward; a push of this clone may have
 		// taken it past what this fetch saw.
 		if _, err := s.Repo.Run(ctx, "merge-base", "--is-ancestor", board, fetched); err != nil {
+			s.markFresh()
 			return false, nil
 		}
 	}
@@ -107,7 +110,35 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	_, _ = s.Repo.Run(ctx, "update-ref", refFetched, fetched)
+	s.markFresh()
 	return true, nil
+}
+
+// freshMark is the file whose mtime is the last fetch of this clone that
+// the board directory and the peers' heartbeats reflect.
+func (s *Board) freshMark() string { return filepath.Join(s.dir, "fetched-at") }
+
+// markFresh notes a fetch applied (the clone's lock held).
+func (s *Board) markFresh() {
+	now := time.Now()
+	if err := os.Chtimes(s.freshMark(), now, now); errors.Is(err, fs.ErrNotExist) {
+		_ = os.WriteFile(s.freshMark(), nil, 0o644)
+	}
+}
+
+// FetchedWithin reports whether a process of this clone fetched the board
+// branch and the heartbeat refs, and applied them, less than d ago. A
+// transition needs no fetch before it for its correctness (the push is
+// the compare-and-swap, and a refused one fetches): a recent fetch only
+// spares the round trip that keeps the candidates and the peers'
+// heartbeats current.
+func (s *Board) FetchedWithin(d time.Duration) bool {
+	info, err := os.Stat(s.freshMark())
+	if err != nil {
+		return false
+	}
+	age := time.Since(info.ModTime())
+	return age >= 0 && age < d
 }
 
 // dropRefs deletes the refs under prefix, with one git process: those of

@@ -169,7 +169,19 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		}
 		return 0
 	}
-	refs, err := s.refs(ctx)
+	var refs map[string]string
+	var err error
+	fetched := s.refusals(0) > 0
+	if fetched {
+		// The last push of this clone was refused, and the remote's tip
+		// has likely moved again during the pause since: fetch it now,
+		// right before the push, not before the pause.
+		if refs, err = s.fetch(ctx); err == nil {
+			s.seePeers(refs)
+		}
+	} else {
+		refs, err = s.refs(ctx)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -180,6 +192,9 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 			return fail(err)
 		}
 		tip = f
+	}
+	if fetched {
+		s.markFresh()
 	}
 	t, err := s.lsTree(ctx, tip)
 	if err != nil {
@@ -243,22 +258,13 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	if !pushRejected(err) {
 		return fail(err)
 	}
-	// Someone pushed first: take what they did, then try again on their
-	// tip after a pause. Requests that lost are settled then.
+	// Someone pushed first: after a pause, the next lead fetches what they
+	// did and tries again on their tip. Requests that lost are settled
+	// then.
 	n := s.refusals(1)
 	if n > s.attempts() {
 		s.refusals(-n)
 		return fail(fmt.Errorf("the remote refused %d pushes in a row because others pushed first (last: %s)", n, summary(err)))
-	}
-	refs, err = s.fetch(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	s.seePeers(refs)
-	if refs[refFetched] != refs[refBoard] {
-		if err := s.apply(ctx, refs[refBoard], refs[refFetched]); err != nil {
-			return fail(err)
-		}
 	}
 	return s.backoff(n)
 }

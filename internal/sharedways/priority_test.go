@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFetchedSessionKeepsPriority: a session that arrives in todo/ from the
@@ -35,6 +36,9 @@ func TestFetchedSessionKeepsPriority(t *testing.T) {
 	// that lets later nexts skip reading todo/.
 	b.must("agent-b", "next")
 	b.must("agent-b", "next")
+	// B's claims trust a fetch of B's made less than a second ago
+	// (sharedFresh): let that second pass, so that B's next fetches.
+	time.Sleep(1100 * time.Millisecond)
 	high := firstField(a.must("", "new", "--priority", "high", "--title", "high", "-"))
 	if out := b.must("agent-b", "next"); !strings.Contains(out, high) {
 		t.Fatalf("B's next after A made high-priority %s took another:\n%s", high, out)
