@@ -20,11 +20,16 @@ package gitx
 // proxy of the user's own always wins over pickup's.
 
 import (
+	"fmt"
 	"io"
-	"net"
+	"net/netip"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ProxyEnv marks a process that git started as its core.gitProxy: with
@@ -62,31 +67,100 @@ func init() {
 	if len(os.Args) != 3 || os.Getenv(ProxyEnv) != "1" {
 		return
 	}
-	if _, err := strconv.ParseUint(os.Args[2], 10, 16); err != nil {
+	port, err := strconv.ParseUint(os.Args[2], 10, 16)
+	if err != nil {
 		return
 	}
-	os.Exit(relay(os.Args[1], os.Args[2], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(relay(os.Args[1], int(port), os.Stdin, os.Stdout, os.Stderr))
 }
 
 // relay connects to host:port and copies in to the connection and the
 // connection to out until the remote closes it. It returns the exit code.
-func relay(host, port string, in io.Reader, out io.Writer, diag io.Writer) int {
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
-	if err != nil {
-		io.WriteString(diag, "pickup (git proxy): "+err.Error()+"\n")
+//
+// It uses the socket system calls, not package net: net would link the
+// C library's resolver into pickup (a dynamically linked executable
+// starts about a millisecond slower, and every pickup process pays it).
+// A host that is not an address is resolved with getent(1), which asks
+// the C library as git itself would.
+func relay(host string, port int, in io.Reader, out io.Writer, diag io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(diag, "pickup (git proxy): %s:%d: %v\n", host, port, err)
 		return 1
+	}
+	addr, err := resolve(host)
+	if err != nil {
+		return fail(err)
+	}
+	conn, fd, err := dial(addr, port)
+	if err != nil {
+		return fail(err)
 	}
 	defer conn.Close()
 	go func() {
 		_, _ = io.Copy(conn, in)
 		// git has said all it will: let the server see the end of input.
-		if tc, ok := conn.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
+		_ = unix.Shutdown(fd, unix.SHUT_WR)
 	}()
 	if _, err := io.Copy(out, conn); err != nil {
-		io.WriteString(diag, "pickup (git proxy): "+err.Error()+"\n")
-		return 1
+		return fail(err)
 	}
 	return 0
+}
+
+// resolve returns host's first address.
+func resolve(host string) (netip.Addr, error) {
+	h := strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a, nil
+	}
+	if h == "localhost" {
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1}), nil
+	}
+	outb, err := exec.Command("getent", "hosts", h).Output()
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("resolve %s: getent hosts: %w", h, err)
+	}
+	for _, f := range strings.Fields(string(outb)) {
+		if a, err := netip.ParseAddr(f); err == nil {
+			return a, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("resolve %s: no address", h)
+}
+
+// dial connects a TCP socket with TCP_NODELAY to addr:port, giving up
+// after 30 seconds.
+func dial(addr netip.Addr, port int) (*os.File, int, error) {
+	var sa unix.Sockaddr
+	family := unix.AF_INET
+	if addr.Is4() || addr.Is4In6() {
+		sa = &unix.SockaddrInet4{Port: port, Addr: addr.Unmap().As4()}
+	} else {
+		family = unix.AF_INET6
+		sa = &unix.SockaddrInet6{Port: port, Addr: addr.As16()}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return nil, -1, err
+	}
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		unix.Close(fd)
+		return nil, -1, err
+	}
+	// A blocking connect honours the send timeout.
+	tv := unix.NsecToTimeval(int64(30 * time.Second))
+	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	for {
+		err = unix.Connect(fd, sa)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, -1, err
+	}
+	var zero unix.Timeval
+	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &zero)
+	return os.NewFile(uintptr(fd), "git remote"), fd, nil
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +65,7 @@ func TestRelay(t *testing.T) {
 		_, err = io.WriteString(c, "got:"+string(in))
 		served <- err
 	}()
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	port := l.Addr().(*net.TCPAddr).Port
 	var out, diag bytes.Buffer
 	if code := relay("127.0.0.1", port, strings.NewReader("0032git-upload-pack /board.git"), &out, &diag); code != 0 {
 		t.Fatalf("relay exit %d: %s", code, diag.String())
@@ -84,10 +83,29 @@ func TestRelayRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	var out, diag bytes.Buffer
 	if code := relay("127.0.0.1", port, strings.NewReader("x"), &out, &diag); code == 0 || !strings.Contains(diag.String(), "git proxy") {
 		t.Fatalf("relay to a closed port: exit %d, diag %q", code, diag.String())
+	}
+}
+
+func TestResolve(t *testing.T) {
+	for _, tc := range []struct{ host, want string }{
+		{"127.0.0.1", "127.0.0.1"},
+		{"[::1]", "::1"},
+		{"::1", "::1"},
+		{"localhost", "127.0.0.1"},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			a, err := resolve(tc.host)
+			if err != nil || a.String() != tc.want {
+				t.Fatalf("resolve(%q) = %v, %v; want %s", tc.host, a, err, tc.want)
+			}
+		})
+	}
+	if _, err := resolve("no-such-host.invalid"); err == nil {
+		t.Fatal("resolve of an .invalid name succeeded")
 	}
 }
