@@ -139,10 +139,12 @@ func dial(addr netip.Addr, port int) (*os.File, int, error) {
 		family = unix.AF_INET6
 		sa = &unix.SockaddrInet6{Port: port, Addr: addr.As16()}
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	// SOCK_CLOEXEC is Linux's; this process starts nothing after this.
+	fd, err := unix.Socket(family, unix.SOCK_STREAM, unix.IPPROTO_TCP)
 	if err != nil {
 		return nil, -1, err
 	}
+	unix.CloseOnExec(fd)
 	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
 		unix.Close(fd)
 		return nil, -1, err
