@@ -154,6 +154,9 @@ func execFloor(e *env) (Row, error) {
 		series = append(series, func() *exec.Cmd { return exec.Command(e.goFloor) })
 	}
 	series = append(series, func() *exec.Cmd {
+		if e.linkFloor != "" {
+			return exec.Command(e.linkFloor)
+		}
 		c := exec.Command(self)
 		c.Env = append(os.Environ(), noopEnv+"=1")
 		return c

@@ -110,6 +110,9 @@ func hookProcesses(e *env) (Row, error) {
 			}
 			noop := exec.Command(self)
 			noop.Env = append(os.Environ(), noopEnv+"=1")
+			if e.linkFloor != "" {
+				noop = exec.Command(e.linkFloor)
+			}
 			l, err := runCmd(e, noop)
 			if err != nil {
 				return row, err

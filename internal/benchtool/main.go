@@ -81,6 +81,7 @@ type env struct {
 	root               string // boards are made under it
 	bin                string // the pickup binary
 	goFloor            string // an empty Go program, or ""
+	linkFloor          string // a binary linking pickup's packages that exits in main, or ""
 	base               string // a second pickup binary timed alongside bin (-base), or ""
 	workers            int
 	drainN             int
@@ -124,6 +125,7 @@ func main() {
 	e := &env{}
 	flag.StringVar(&e.bin, "bin", "", "the pickup binary to time (required; scripts/bench builds it)")
 	flag.StringVar(&e.base, "base", "", "a second pickup binary (say, built from an older commit) timed in the same rounds as -bin by the process rows, for before/after ratios")
+	flag.StringVar(&e.linkFloor, "link-floor", "", "a binary that links pickup's packages and exits in main (internal/benchtool/linkfloor, built with pickup's tags), timed as the floor of pickup's start-up (scripts/bench builds it)")
 	flag.StringVar(&e.goFloor, "go-floor", "", "an empty Go program (internal/benchtool/gofloor), timed as the floor of any Go process (scripts/bench builds it)")
 	flag.StringVar(&e.root, "dir", "", "directory to build boards in (default: a new temporary directory, removed afterwards); its filesystem decides what fsync costs")
 	only := flag.String("only", "", "comma-separated measurements to run (default: all): "+names())

@@ -55,6 +55,7 @@ type trialFunc func(bin string) ([]procResult, error)
 // one series per step.
 type ratioRun struct {
 	floor series
+	link  series // the linked floor (-link-floor), if given
 	steps [][]series // [binary][step]
 }
 
@@ -74,6 +75,15 @@ func interleave(e *env, steps int, trial trialFunc) (ratioRun, error) {
 			}
 			if i >= warmRounds {
 				run.floor.add(r)
+			}
+		}
+		if e.linkFloor != "" {
+			r, err := runCmd(e, exec.Command(e.linkFloor))
+			if err != nil {
+				return run, err
+			}
+			if i >= warmRounds {
+				run.link.add(r)
 			}
 		}
 		for b, bin := range bins {
@@ -113,7 +123,11 @@ func (e *env) figure(run ratioRun, names []string) string {
 			x := run.steps[b][s]
 			f := spread(slices.Clone(x.walls), slices.Clone(x.cpus))
 			if r := run.ratio(b, s); r > 0 {
-				f = fmt.Sprintf("%.2f x go floor, %s", r, f)
+				lf := ""
+				if len(run.link.walls) > 0 {
+					lf = fmt.Sprintf(" = %.2f x linked floor", float64(x.median())/float64(run.link.median()))
+				}
+				f = fmt.Sprintf("%.2f x go floor%s, %s", r, lf, f)
 			}
 			steps = append(steps, strings.TrimSpace(name+" "+f))
 		}
@@ -128,6 +142,9 @@ func (e *env) figure(run ratioRun, names []string) string {
 	}
 	if len(run.floor.walls) > 0 {
 		parts = append(parts, "go floor (empty Go program, interleaved) "+spread(slices.Clone(run.floor.walls), slices.Clone(run.floor.cpus)))
+	}
+	if len(run.link.walls) > 0 {
+		parts = append(parts, fmt.Sprintf("linked floor (pickup's packages, exits in main, interleaved: %.2f x go floor) ", float64(run.link.median())/float64(max(run.floor.median(), 1)))+spread(slices.Clone(run.link.walls), slices.Clone(run.link.cpus)))
 	}
 	return strings.Join(parts, " | ")
 }
