@@ -55,7 +55,7 @@ type trialFunc func(bin string) ([]procResult, error)
 // one series per step.
 type ratioRun struct {
 	floor series
-	link  series // the linked floor (-link-floor), if given
+	link  series     // the linked floor (-link-floor), if given
 	steps [][]series // [binary][step]
 }
 
