@@ -214,10 +214,37 @@ func nextProcess(e *env, n int, noSync bool, limit float64) (Row, error) {
 	if noSync {
 		args = append(args, "--no-sync")
 	}
+	// With fsync on, the least a durable claim costs in a process: the
+	// linked floor plus a rename and the claim's three fsyncs, timed in the
+	// same rounds (linkfloor claim-fsyncs).
+	var durable series
+	durableDir := ""
+	if !noSync && e.linkFloor != "" {
+		durableDir = e.dir("durable-floor")
+		defer e.remove(durableDir)
+		for _, d := range []string{"todo", "doing"} {
+			if err := os.MkdirAll(filepath.Join(durableDir, d), 0o755); err != nil {
+				return row, err
+			}
+		}
+		if err := os.WriteFile(filepath.Join(durableDir, "todo", "s.md"), []byte("---\nid: s\n---\n"), 0o644); err != nil {
+			return row, err
+		}
+	}
+	rounds := 0
 	run, err := interleave(e, 1, func(bin string) ([]procResult, error) {
 		r, err := runBin(e, bin, args...)
 		if err != nil {
 			return nil, err
+		}
+		if durableDir != "" && bin == e.bin {
+			d, err := runCmd(e, exec.Command(e.linkFloor, "claim-fsyncs", durableDir))
+			if err != nil {
+				return nil, err
+			}
+			if rounds++; rounds > warmRounds {
+				durable.add(d)
+			}
 		}
 		held, err := b.ListOwner(owner)
 		if err != nil {
@@ -237,6 +264,10 @@ func nextProcess(e *env, n int, noSync bool, limit float64) (Row, error) {
 		return row, err
 	}
 	row.Figure = e.figure(run, []string{""})
+	if len(durable.walls) > 0 && len(run.floor.walls) > 0 {
+		row.Figure += fmt.Sprintf(" | durable floor (the linked floor plus a rename and the three fsyncs of a claim, interleaved: %.2f x go floor) %s",
+			float64(durable.median())/float64(run.floor.median()), spread(slices.Clone(durable.walls), slices.Clone(durable.cpus)))
+	}
 	row.Result = ratioResult(run, 1, limit)
 	return row, nil
 }
