@@ -67,23 +67,21 @@ func interleave(e *env, steps int, trial trialFunc) (ratioRun, error) {
 	for b := range bins {
 		run.steps[b] = make([]series, steps)
 	}
+	floors := []struct {
+		bin string
+		s   *series
+	}{{e.goFloor, &run.floor}, {e.linkFloor, &run.link}}
 	for i := 0; i < warmRounds+e.trials; i++ {
-		if e.goFloor != "" {
-			r, err := runCmd(e, exec.Command(e.goFloor))
+		for _, f := range floors {
+			if f.bin == "" {
+				continue
+			}
+			r, err := runCmd(e, exec.Command(f.bin))
 			if err != nil {
 				return run, err
 			}
 			if i >= warmRounds {
-				run.floor.add(r)
-			}
-		}
-		if e.linkFloor != "" {
-			r, err := runCmd(e, exec.Command(e.linkFloor))
-			if err != nil {
-				return run, err
-			}
-			if i >= warmRounds {
-				run.link.add(r)
+				f.s.add(r)
 			}
 		}
 		for b, bin := range bins {
