@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/signal"
 	"slices"
@@ -180,14 +179,10 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 				}
 			}
 			s, err := do(cl, id)
-			if errors.Is(err, claim.ErrSessionNotFound) || errors.Is(err, claim.ErrSessionNotAvailable) || errors.Is(err, claim.ErrClaimLost) {
-				// On a shared board that trusted another process's
-				// fetch: the answer must come from the remote's view.
-				if changed, rerr := r.shared.refreshSkipped(context.Background()); rerr != nil {
-					return rerr
-				} else if changed {
-					s, err = do(cl, id)
-				}
+			if again, ferr := r.shared.againAfterFetch(err, claim.ErrSessionNotFound, claim.ErrSessionNotAvailable, claim.ErrClaimLost); ferr != nil {
+				return ferr
+			} else if again {
+				s, err = do(cl, id)
 			}
 			if err != nil {
 				return r.sharedSettle(err)
@@ -250,13 +245,10 @@ func (r *run) nextCommand() *ucli.Command {
 				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Wait(ctx, claim.WaitOptions{})
 			} else {
 				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(context.Background())
-				if errors.Is(err, claim.ErrNothingAvailable) {
-					// On a shared board, from the remote's view of now.
-					if changed, rerr := r.shared.refreshSkipped(context.Background()); rerr != nil {
-						return rerr
-					} else if changed {
-						s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(context.Background())
-					}
+				if again, ferr := r.shared.againAfterFetch(err, claim.ErrNothingAvailable); ferr != nil {
+					return ferr
+				} else if again {
+					s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(context.Background())
 				}
 			}
 			err = cl.Explain(err) // once, at the end: not at every wake-up

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +37,7 @@ type sharedMode struct {
 	// trustRecent: the command claims or moves sessions (next without
 	// --wait, claim, done, release, reopen), which lets ready trust a
 	// fetch that another process of the clone made within sharedFresh;
-	// skipped: ready did (see refreshSkipped).
+	// skipped: ready did (see againAfterFetch).
 	trustRecent, skipped bool
 }
 
@@ -47,11 +48,16 @@ type sharedMode struct {
 // claim.
 const sharedFresh = time.Second
 
-// refreshSkipped fetches if ready did not, so that an answer that rests on
-// the board's content (no such session, not available, not yours) is the
-// remote's own. It reports whether the board changed (the command should
-// try again).
-func (m *sharedMode) refreshSkipped(ctx context.Context) (bool, error) {
+// againAfterFetch is for a command whose ready trusted another process's
+// fetch and that failed with err: if err is one of answers (nothing
+// available, no such session, not available, not yours: an answer that
+// rests on the board's content), it fetches, so that the answer is the
+// remote's own, and reports whether the board changed (the command should
+// try once more). Otherwise it does nothing.
+func (m *sharedMode) againAfterFetch(err error, answers ...error) (bool, error) {
+	if err == nil || !slices.ContainsFunc(answers, func(a error) bool { return errors.Is(err, a) }) {
+		return false, nil
+	}
 	m.mu.Lock()
 	sb, skipped := m.sb, m.skipped
 	m.skipped = false
@@ -59,7 +65,7 @@ func (m *sharedMode) refreshSkipped(ctx context.Context) (bool, error) {
 	if sb == nil || !skipped {
 		return false, nil
 	}
-	return sb.Refresh(ctx)
+	return sb.Refresh(context.Background())
 }
 
 func (m *sharedMode) useConfig(cfg sessions.Config) {
@@ -71,7 +77,8 @@ func (m *sharedMode) useConfig(cfg sessions.Config) {
 // ready makes b's transitions go through the remote if config.yaml says
 // `shared: REMOTE`, after bringing the board in line with the remote (one
 // fetch; a claim or a transition trusts one that another process of the
-// clone made within sharedFresh): a session made or moved in another clone is seen here first.
+// clone made within sharedFresh): a session made or moved in another
+// clone is seen here first.
 func (m *sharedMode) ready(b *sessions.Board) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -88,7 +95,7 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 		// the compare-and-swap, and a refused one fetches. Another process
 		// of this clone fetched a moment ago, so the board here is at most
 		// that old; an answer that rests on it alone ("nothing
-		// available", no such session) fetches first (refreshSkipped).
+		// available", no such session) fetches first (againAfterFetch).
 		m.sb, m.skipped = sb, true
 		return nil
 	}
