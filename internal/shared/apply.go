@@ -41,17 +41,17 @@ func (s *Board) refs(ctx context.Context) (map[string]string, error) {
 // returns the refs. A remote without the branch is ErrNoBoardBranch; one
 // that cannot be reached, a *RemoteError.
 func (s *Board) fetch(ctx context.Context) (map[string]string, error) {
-	if err := s.fetchInto(ctx, refFetched, refPeers); err != nil {
+	if err := s.fetchInto(ctx, refFetched, refPeers, refWitness); err != nil {
 		return nil, err
 	}
 	return s.refs(ctx)
 }
 
-// fetchInto fetches the board branch to ref and the heartbeat refs under
-// peers.
-func (s *Board) fetchInto(ctx context.Context, ref, peers string) error {
+// fetchInto fetches the board branch to ref, the heartbeat refs under
+// peers and the pushed tips under witness.
+func (s *Board) fetchInto(ctx context.Context, ref, peers, witness string) error {
 	_, err := s.Repo.Run(ctx, "fetch", "--quiet", "--no-tags", "--no-auto-maintenance", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap=", s.Remote,
-		"+refs/heads/"+s.Branch+":"+ref, "+"+ownersRef+"*:"+peers+"*")
+		"+refs/heads/"+s.Branch+":"+ref, "+"+ownersRef+"*:"+peers+"*", "+"+tipsRef+"*:"+witness+"*")
 	if err != nil {
 		var ge *gitx.Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
@@ -73,8 +73,11 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	tmp := fmt.Sprintf("refs/pickup/tmp/%d-%x/", os.Getpid(), rnd)
 	var known map[string]string // the refs read below, tmp's among them
 	defer func() { s.dropRefs(ctx, tmp, known) }()
-	if err := s.fetchInto(ctx, tmp+"board", tmp+"peers/"); err != nil {
-		return false, err
+	// What this clone had seen before the fetch began: the fetch must
+	// show it or a descendant (the branch only moves forward).
+	before := s.readRef(ctx, refBoard)
+	if err := s.fetchInto(ctx, tmp+"board", tmp+"peers/", tmp+"witness/"); err != nil {
+		return false, s.gone(before, err)
 	}
 	unlock, err := s.lock()
 	if err != nil {
@@ -94,14 +97,33 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	}
 	s.seePeers(peers)
 	fetched, board := refs[tmp+"board"], refs[refBoard]
+	if err := s.forward(ctx, refs[tmp+"witness/"+s.Branch], fetched); err != nil {
+		return false, err
+	}
 	if fetched == board {
 		s.markFresh()
 		return false, nil
 	}
 	if board != "" {
-		// The board only moves forward; a push of this clone may have
-		// taken it past what this fetch saw.
-		if _, err := s.Repo.Run(ctx, "merge-base", "--is-ancestor", board, fetched); err != nil {
+		ahead, err := s.isAncestor(ctx, board, fetched)
+		if err != nil {
+			return false, fmt.Errorf("shared board: %w", err)
+		}
+		if !ahead {
+			// A push of this clone may have taken the board past what
+			// this fetch saw: then the fetch shows what this clone had
+			// seen before it began, or a descendant, and the board
+			// descends from it. Anything else is the remote going
+			// backwards.
+			if err := s.forward(ctx, before, fetched); err != nil {
+				return false, err
+			}
+			if behind, err := s.isAncestor(ctx, fetched, board); err != nil || !behind || board == before {
+				if err != nil {
+					return false, fmt.Errorf("shared board: %w", err)
+				}
+				return false, &HistoryError{Remote: s.Remote, Branch: s.Branch, Seen: board, Now: fetched}
+			}
 			s.markFresh()
 			return false, nil
 		}

@@ -1,6 +1,7 @@
 package shared
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -41,6 +42,10 @@ type request struct {
 // outcome is what became of a request.
 type outcome struct {
 	OK     bool           `json:"ok,omitempty"`
+	// Seen and Now: the remote's board branch went backwards (Now "":
+	// deleted) from Seen, the last tip this clone saw.
+	Seen string `json:"seen,omitempty"`
+	Now  string `json:"now,omitempty"`
 	Lost   bool           `json:"lost,omitempty"`
 	Found  bool           `json:"found,omitempty"`
 	Where  string         `json:"where,omitempty"`
@@ -110,6 +115,8 @@ func (s *Board) outcomeErr(e sessions.Event, o outcome) error {
 		return nil
 	case o.Lost:
 		return s.lost(e, place{state: o.State, owner: o.Owner, path: o.Where}, o.Found)
+	case o.Seen != "":
+		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &HistoryError{Remote: s.Remote, Branch: s.Branch, Seen: o.Seen, Now: o.Now}}
 	default:
 		return s.remoteErr(e.Op, errors.New(o.Remote))
 	}
@@ -154,6 +161,16 @@ func (s *Board) settle(r request, o outcome) {
 	_ = os.Remove(filepath.Join(s.queueDir(), r.name+".req"))
 }
 
+// pushedBefore reports whether log, the remote's event log, holds e's
+// line: the transition is on the remote already.
+func pushedBefore(log []byte, e sessions.Event) bool {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(log, append(line, '\n'))
+}
+
 // lead pushes every queued request, with the clone's lock held. It
 // returns how long to pause before trying again when the remote refused
 // the push because someone pushed first (0: every request is settled).
@@ -163,9 +180,14 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		return 0
 	}
 	fail := func(err error) time.Duration {
+		o := outcome{Remote: summary(err)}
+		var he *HistoryError
+		if errors.As(err, &he) {
+			o = outcome{Seen: he.Seen, Now: he.Now}
+		}
 		for _, r := range reqs {
 			_ = s.undoLocal(ctx, r.Event, nil, nil)
-			s.settle(r, outcome{Remote: summary(err)})
+			s.settle(r, o)
 		}
 		return 0
 	}
@@ -178,6 +200,8 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		// right before the push, not before the pause.
 		if refs, err = s.fetch(ctx); err == nil {
 			s.seePeers(refs)
+		} else if seen := s.readRef(ctx, refBoard); seen != "" {
+			err = s.gone(seen, err)
 		}
 	} else {
 		refs, err = s.refs(ctx)
@@ -187,7 +211,14 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	}
 	tip := refs[refBoard]
 	if f := refs[refFetched]; f != "" && f != tip {
-		// Another process fetched and was stopped before applying.
+		// A fetch (this lead's, or another process's that was stopped
+		// before applying): adopted only if the branch moved forward.
+		if err := s.forward(ctx, tip, f); err != nil {
+			return fail(err)
+		}
+		if err := s.forward(ctx, refs[refWitness+s.Branch], f); err != nil {
+			return fail(err)
+		}
 		if err := s.apply(ctx, tip, f); err != nil {
 			return fail(err)
 		}
@@ -204,8 +235,24 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	// Each request against the tip as the earlier ones in the batch leave it.
 	var take []request
 	var moves []move
+	var tipLog []byte // read once, if needed
 	for _, r := range reqs {
 		cur, found := t.find(r.Event.ID)
+		if found && r.Dst != "" && cur.path == r.Dst && cur.path != r.Src {
+			// The remote has it where this request takes it: if its very
+			// event is in the remote's log, a process of this clone pushed
+			// it and was killed before it could say so (or before it
+			// noted the new tip): the request stands.
+			if tipLog == nil {
+				if tipLog, err = s.tipLog(ctx, t); err != nil {
+					return fail(err)
+				}
+			}
+			if pushedBefore(tipLog, r.Event) {
+				s.settle(r, outcome{OK: true})
+				continue
+			}
+		}
 		if (r.Src != "" && (!found || cur.path != r.Src)) || (r.Src == "" && found) {
 			_ = s.undoLocal(ctx, r.Event, t, nil)
 			s.settle(r, outcome{Lost: true, Found: found, Where: cur.path, State: cur.state, Owner: cur.owner})
@@ -244,7 +291,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	if err != nil {
 		return fail(err)
 	}
-	_, err = s.Repo.Run(ctx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
+	err = s.pushBoard(ctx, tip, commit)
 	if err == nil {
 		_, _ = s.Repo.RunIn(ctx, []byte("update "+refBoard+" "+commit+"\nupdate "+refFetched+" "+commit+"\n"), nil, "update-ref", "--stdin")
 		_ = s.place(sessions.EventLogFile, logContent, true)

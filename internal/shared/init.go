@@ -24,27 +24,40 @@ func (s *Board) Join(ctx context.Context) (n int, created bool, err error) {
 	}
 	defer unlock()
 	for attempt := 1; attempt <= 10; attempt++ {
+		seen := s.readRef(ctx, refBoard)
 		refs, err := s.fetch(ctx)
-		var tip string
+		var tip, base string // the remote's tip; what to build on
 		switch {
 		case errors.Is(err, ErrNoBoardBranch):
+			// Made here, or re-made (the branch was deleted: an explicit
+			// act, this one) from the history this clone saw, so that
+			// every clone that saw it moves forward from it.
+			if base, err = s.lastKnown(ctx, seen); err != nil {
+				return 0, false, err
+			}
 		case err != nil:
 			return 0, false, err
 		default:
-			tip = refs[refFetched]
+			tip, base = refs[refFetched], refs[refFetched]
+			if err := s.forward(ctx, seen, tip); err != nil {
+				return 0, false, err
+			}
+			if err := s.forward(ctx, refs[refWitness+s.Branch], tip); err != nil {
+				return 0, false, err
+			}
 			s.seePeers(refs)
 			if err := s.apply(ctx, refs[refBoard], tip); err != nil {
 				return 0, false, err
 			}
 		}
-		commit, n, err := s.importLocal(ctx, tip)
+		commit, n, err := s.importLocal(ctx, base)
 		if err != nil {
 			return 0, false, err
 		}
 		if commit == tip {
 			return n, false, nil
 		}
-		_, err = s.Repo.Run(ctx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
+		err = s.pushBoard(ctx, tip, commit)
 		if err == nil {
 			_, _ = s.Repo.Run(ctx, "update-ref", refBoard, commit)
 			_, _ = s.Repo.Run(ctx, "update-ref", refFetched, commit)
@@ -150,4 +163,30 @@ func (s *Board) importLocal(ctx context.Context, tip string) (string, int, error
 		return "", 0, err
 	}
 	return strings.TrimSpace(commit), len(ids), nil
+}
+
+// lastKnown is the most complete history of a board branch that the
+// remote no longer has: the later of seen (the last tip this clone saw)
+// and the tip pickup last pushed there (refs/pickup/tips/<branch>, which
+// a deletion of the branch leaves behind).
+func (s *Board) lastKnown(ctx context.Context, seen string) (string, error) {
+	_, err := s.Repo.Run(ctx, "fetch", "--quiet", "--no-tags", "--no-auto-maintenance", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap=", s.Remote,
+		"+"+tipsRef+"*:"+refWitness+"*")
+	if err != nil {
+		return "", s.remoteErr("fetch", err)
+	}
+	witness := s.readRef(ctx, refWitness+s.Branch)
+	switch {
+	case witness == "" || witness == seen:
+		return seen, nil
+	case seen == "":
+		return witness, nil
+	}
+	if ok, err := s.isAncestor(ctx, seen, witness); err != nil || ok {
+		return witness, err
+	}
+	if ok, err := s.isAncestor(ctx, witness, seen); err != nil || ok {
+		return seen, err
+	}
+	return "", &HistoryError{Remote: s.Remote, Branch: s.Branch, Seen: seen, Now: witness}
 }

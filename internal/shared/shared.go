@@ -57,6 +57,14 @@ const (
 	refFetched = "refs/pickup/fetched" // the remote tip last fetched
 	refPeers   = "refs/pickup/peers/"  // other owners' heartbeat refs, fetched
 	ownersRef  = "refs/pickup/owners/" // on the remote: one heartbeat ref per owner
+	// tipsRef, on the remote: refs/pickup/tips/<branch>, the last tip
+	// pickup pushed to the board branch, moved with it in one atomic
+	// push. A person who force-pushes or deletes the branch leaves it
+	// behind, so that every clone, even one that never saw the lost
+	// commits, notices (see forward.go). refWitness is where a clone
+	// fetches them.
+	tipsRef    = "refs/pickup/tips/"
+	refWitness = "refs/pickup/witness/"
 )
 
 // ErrRemote: the remote could not be reached, or refused the push for a
