@@ -41,11 +41,11 @@ type request struct {
 
 // outcome is what became of a request.
 type outcome struct {
-	OK     bool           `json:"ok,omitempty"`
+	OK bool `json:"ok,omitempty"`
 	// Seen and Now: the remote's board branch went backwards (Now "":
 	// deleted) from Seen, the last tip this clone saw.
-	Seen string `json:"seen,omitempty"`
-	Now  string `json:"now,omitempty"`
+	Seen   string         `json:"seen,omitempty"`
+	Now    string         `json:"now,omitempty"`
 	Lost   bool           `json:"lost,omitempty"`
 	Found  bool           `json:"found,omitempty"`
 	Where  string         `json:"where,omitempty"`

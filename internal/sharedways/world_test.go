@@ -42,7 +42,9 @@ func (p *person) git(args ...string) string {
 }
 
 // fetch brings the board branch to the person's origin/pickup.
-func (p *person) fetch() { p.git("fetch", "-q", "origin", "+refs/heads/pickup:refs/remotes/origin/pickup") }
+func (p *person) fetch() {
+	p.git("fetch", "-q", "origin", "+refs/heads/pickup:refs/remotes/origin/pickup")
+}
 
 // tip is the remote's board branch ("" if there is none).
 func (r *remote) tip() string {
