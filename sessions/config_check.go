@@ -152,6 +152,9 @@ func applySetting(c *Config, name string, v any) string {
 		if name == "shared" {
 			c.Shared = str
 		} else {
+			if err := ValidBoardBranch(str); err != nil {
+				return fmt.Sprintf("shared_branch: %v: write shared_branch: pickup (a branch of its own, never the code's)", err)
+			}
 			c.SharedBranch = str
 		}
 	case "shared_fetch":

@@ -111,7 +111,7 @@ func (r *run) initCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "init",
 		Usage:     "create the board (todo/, doing/, done/) if it is not there yet",
-		UsageText: "pickup init [--dir DIR] [--claude [--uninstall] | --agents | --shared [REMOTE]]",
+		UsageText: "pickup init [--dir DIR] [--claude [--uninstall] | --agents | --shared [--follow] [REMOTE]]",
 		Description: "Creates the board directories and .pickup/ (machine-local caches, leases and locks,\n" +
 			"ignored by git), and the board's .gitignore (runtime and temporary files) and\n" +
 			".gitattributes (events.log merge=union: merges of the event log never conflict);\n" +
@@ -124,8 +124,12 @@ func (r *run) initCommand() *ucli.Command {
 			"(Or install pickup's Claude Code plugin instead: see README, \"Claude Code\".)\n" +
 			"--agents prints a section for AGENTS.md that teaches other agents the protocol.\n\n" +
 			"Examples:\n   pickup init\n   pickup init --claude\n   pickup init --agents >> AGENTS.md",
-		Flags: append(initClaudeFlags(), &ucli.BoolFlag{Name: "shared", Usage: "share the board with every clone through a git remote (argument: the remote, default origin): claims are won at the remote"}),
+		Flags: append(initClaudeFlags(), &ucli.BoolFlag{Name: "shared", Usage: "share the board with every clone through a git remote (argument: the remote, default origin): claims are won at the remote; run again, it puts back config.yaml's shared settings and re-creates a deleted board branch from the history this clone knows"},
+			&ucli.BoolFlag{Name: "follow", Usage: "with --shared: follow what config.yaml on the board branch says now (no longer shared, another remote or branch), after a person changed it on purpose"}),
 		Action: func(c *ucli.Context) error {
+			if c.Bool("follow") && !c.Bool("shared") {
+				return usageError("--follow goes with --shared: pickup init --shared --follow")
+			}
 			if c.Bool("shared") {
 				return r.initShared(c)
 			}

@@ -82,13 +82,22 @@ func (m *sharedMode) useConfig(cfg sessions.Config) {
 func (m *sharedMode) ready(b *sessions.Board) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cfg == nil || m.cfg.Shared == "" || m.sb != nil {
+	if m.cfg == nil || m.sb != nil {
 		return nil
+	}
+	if m.cfg.Shared == "" {
+		// Not shared, says config.yaml; unless the clone joined a
+		// shared board (its git config says so) and the file was lost.
+		return notSharedHere(b, *m.cfg)
 	}
 	ctx := context.Background()
 	sb, err := m.open(ctx, b, m.cfg.Shared, m.cfg.SharedBranch)
 	if err != nil {
 		return refuse(err, "a shared board (shared: in config.yaml) must be in a clone of the repository whose remote holds it")
+	}
+	if err := sb.CheckIdentity(ctx, *m.cfg, filepath.Join(b.Dir, sessions.ConfigFile)); err != nil {
+		b.Arbiter = nil
+		return identityRefusal(b, err)
 	}
 	if m.trustRecent && sb.FetchedWithin(sharedFresh) {
 		// A claim or a transition needs no fetch to be right: the push is
@@ -202,7 +211,7 @@ func (e *remoteFailure) ExitCode() int { return ExitRemote }
 // initShared is `pickup init --shared [REMOTE]`.
 func (r *run) initShared(c *ucli.Context) error {
 	if c.NArg() > 1 {
-		return usageError("init --shared takes at most one argument, the remote (default origin)")
+		return usageError("init --shared takes at most one argument, the remote (default: the one this clone joined, else origin)")
 	}
 	remote := "origin"
 	if c.NArg() == 1 {
@@ -228,19 +237,36 @@ func (r *run) initShared(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case cfg.Shared == remote:
-	case cfg.Shared != "":
-		return refuse(fmt.Errorf("init --shared %s: the board is shared through %s already (config.yaml)", remote, cfg.Shared), "edit shared: in config.yaml if the remote was renamed")
-	default:
-		if err := appendConfig(b, "shared: "+remote+"\n"); err != nil {
-			return err
-		}
-	}
 	r.noSync = r.noSync || b.NoSync
-	sb, err := r.shared.open(ctx, b, remote, cfg.SharedBranch)
+	id, joined := shared.Joined(repo, b.Dir)
+	if c.Bool("follow") {
+		return r.followShared(b, repo, id, joined)
+	}
+	branch := cfg.SharedBranch
+	switch {
+	case joined && c.NArg() == 1 && remote != id.Remote:
+		return refuse(fmt.Errorf("init --shared %s: this clone joined %s (git config pickup.sharedRemote)", remote, id), "run `pickup init --shared --follow` to follow what config.yaml on the board branch says")
+	case joined:
+		// Put back what the clone joined, whatever config.yaml says now.
+		remote, branch = id.Remote, id.Branch
+	case cfg.Shared != "" && cfg.Shared != remote:
+		return refuse(fmt.Errorf("init --shared %s: the board is shared through %s already (config.yaml)", remote, cfg.Shared), "edit shared: in config.yaml if the remote was renamed")
+	}
+	if branch == "" {
+		branch = shared.DefaultBranch
+	}
+	if err := sessions.ValidBoardBranch(branch); err != nil {
+		return refuse(fmt.Errorf("init --shared: %w", err), "write shared_branch: pickup in config.yaml (a branch of its own)")
+	}
+	if err := setSharedConfig(b, cfg, remote, branch); err != nil {
+		return err
+	}
+	sb, err := r.shared.open(ctx, b, remote, branch)
 	if err != nil {
 		return err
+	}
+	if err := sb.NotCodeBranch(); err != nil {
+		return refuse(err, "write shared_branch: pickup in config.yaml (a branch of its own)")
 	}
 	b.Arbiter = nil // joining is not a transition
 	n, created, err := sb.Join(ctx)

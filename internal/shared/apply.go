@@ -279,6 +279,15 @@ func (s *Board) apply(ctx context.Context, from, to string) error {
 	if err != nil {
 		return fmt.Errorf("shared board: read %s: %w", to, err)
 	}
+	for _, c := range others {
+		if c.path == sessions.ConfigFile {
+			// Before anything moves: a board whose settings no longer say
+			// this shared board is not taken without a person's word.
+			if err := s.checkFetchedConfig(blobs[c.new], c.new != ""); err != nil {
+				return err
+			}
+		}
+	}
 	for id, m := range byID {
 		if m.oldPath != "" && !s.exists(m.oldPath) {
 			continue // moved here since: that transition's push decides

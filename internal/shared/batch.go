@@ -44,8 +44,13 @@ type outcome struct {
 	OK bool `json:"ok,omitempty"`
 	// Seen and Now: the remote's board branch went backwards (Now "":
 	// deleted) from Seen, the last tip this clone saw.
-	Seen   string         `json:"seen,omitempty"`
-	Now    string         `json:"now,omitempty"`
+	Seen string `json:"seen,omitempty"`
+	Now  string `json:"now,omitempty"`
+	// Identity: the fetched board's config.yaml does not say this board
+	// (the refusal's message and hint).
+	Identity     string `json:"identity,omitempty"`
+	IdentityHint string `json:"identity_hint,omitempty"`
+
 	Lost   bool           `json:"lost,omitempty"`
 	Found  bool           `json:"found,omitempty"`
 	Where  string         `json:"where,omitempty"`
@@ -115,6 +120,8 @@ func (s *Board) outcomeErr(e sessions.Event, o outcome) error {
 		return nil
 	case o.Lost:
 		return s.lost(e, place{state: o.State, owner: o.Owner, path: o.Where}, o.Found)
+	case o.Identity != "":
+		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &refusal{msg: o.Identity, hint: o.IdentityHint, kind: ErrIdentity}}
 	case o.Seen != "":
 		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &HistoryError{Remote: s.Remote, Branch: s.Branch, Seen: o.Seen, Now: o.Now}}
 	default:
@@ -182,8 +189,12 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	fail := func(err error) time.Duration {
 		o := outcome{Remote: summary(err)}
 		var he *HistoryError
-		if errors.As(err, &he) {
+		var ie *IdentityError
+		switch {
+		case errors.As(err, &he):
 			o = outcome{Seen: he.Seen, Now: he.Now}
+		case errors.As(err, &ie):
+			o = outcome{Identity: ie.Error(), IdentityHint: ie.Hint()}
 		}
 		for _, r := range reqs {
 			_ = s.undoLocal(ctx, r.Event, nil, nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pickup-dev/pickup/sessions"
@@ -46,21 +47,28 @@ func (s *Board) Join(ctx context.Context) (n int, created bool, err error) {
 				return 0, false, err
 			}
 			s.seePeers(refs)
-			if err := s.apply(ctx, refs[refBoard], tip); err != nil {
-				return 0, false, err
-			}
 		}
+		// The commit to stand: the branch as it is (or was), plus the
+		// sessions only this clone has, plus config.yaml saying this
+		// shared board (put back if a person deleted or changed it).
 		commit, n, err := s.importLocal(ctx, base)
 		if err != nil {
 			return 0, false, err
 		}
-		if commit == tip {
-			return n, false, nil
+		if commit != tip {
+			err = s.pushBoard(ctx, tip, commit)
 		}
-		err = s.pushBoard(ctx, tip, commit)
 		if err == nil {
-			_, _ = s.Repo.Run(ctx, "update-ref", refBoard, commit)
-			_, _ = s.Repo.Run(ctx, "update-ref", refFetched, commit)
+			if err := s.apply(ctx, s.readRef(ctx, refBoard), commit); err != nil {
+				return 0, false, err
+			}
+			_, _ = s.Repo.RunIn(ctx, []byte("update "+refBoard+" "+commit+"\nupdate "+refFetched+" "+commit+"\n"), nil, "update-ref", "--stdin")
+			if err := s.restoreConfig(ctx, commit); err != nil {
+				return 0, false, err
+			}
+			if err := s.Record(ctx); err != nil {
+				return 0, false, err
+			}
 			return n, tip == "", nil
 		}
 		if !pushRejected(err) {
@@ -116,16 +124,28 @@ func (s *Board) importLocal(ctx context.Context, tip string) (string, int, error
 	if err != nil {
 		return "", 0, err
 	}
-	if tip != "" && len(add) == 0 {
-		return tip, len(ids), nil
-	}
 	var objs [][]byte
 	for _, rel := range add {
 		data, err := os.ReadFile(s.abs(rel))
 		if err != nil {
 			return "", 0, err
 		}
+		if rel == sessions.ConfigFile {
+			data = nil // written below, as it must be
+			continue
+		}
 		objs = append(objs, data)
+	}
+	add = slices.DeleteFunc(add, func(rel string) bool { return rel == sessions.ConfigFile })
+	cfg, err := s.configFor(ctx, tip, t)
+	if err != nil {
+		return "", 0, err
+	}
+	if cfg != nil {
+		add, objs = append(add, sessions.ConfigFile), append(objs, cfg)
+	}
+	if tip != "" && len(add) == 0 {
+		return tip, len(ids), nil
 	}
 	var info strings.Builder
 	if len(objs) > 0 {
@@ -189,4 +209,107 @@ func (s *Board) lastKnown(ctx context.Context, seen string) (string, error) {
 		return seen, err
 	}
 	return "", &HistoryError{Remote: s.Remote, Branch: s.Branch, Seen: seen, Now: witness}
+}
+
+// configFor is the config.yaml that a commit on tip (whose files are t)
+// needs so that it says this shared board: nil if the tip's says so
+// already; else the tip's file (or this board's, if the tip has none)
+// with its shared lines set.
+func (s *Board) configFor(ctx context.Context, tip string, t tree) ([]byte, error) {
+	var data []byte
+	if e, ok := t[sessions.ConfigFile]; ok {
+		blobs, err := s.Repo.CatBlobs(ctx, e.sha)
+		if err != nil {
+			return nil, err
+		}
+		data = blobs[e.sha]
+		if s.checkFetchedConfig(data, true) == nil {
+			return nil, nil
+		}
+	} else if local, err := os.ReadFile(s.abs(sessions.ConfigFile)); err == nil {
+		data = local
+	}
+	return WithShared(data, s.Remote, s.Branch), nil
+}
+
+// WithShared is config.yaml's content with its shared: and shared_branch:
+// lines saying remote and branch (other lines as they are).
+func WithShared(data []byte, remote, branch string) []byte {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if strings.HasPrefix(l, "shared:") || strings.HasPrefix(l, "shared_branch:") || l == "" {
+			continue
+		}
+		b.WriteString(l)
+		if !strings.HasSuffix(l, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("shared: " + remote + "\n")
+	if branch != DefaultBranch {
+		b.WriteString("shared_branch: " + branch + "\n")
+	}
+	return []byte(b.String())
+}
+
+// restoreConfig makes the board's config.yaml commit's (an agent may have
+// deleted it here).
+func (s *Board) restoreConfig(ctx context.Context, commit string) error {
+	out, err := s.Repo.Run(ctx, "rev-parse", "-q", "--verify", commit+":"+sessions.ConfigFile)
+	if err != nil {
+		return nil
+	}
+	sha := strings.TrimSpace(out)
+	blobs, err := s.Repo.CatBlobs(ctx, sha)
+	if err != nil {
+		return err
+	}
+	return s.place(sessions.ConfigFile, blobs[sha], true)
+}
+
+// Follow takes the board branch's config.yaml as it is, after a person
+// confirmed it (pickup init --shared --follow): it returns what the
+// file says. If it says the board is no longer shared, the board
+// directory becomes the branch's content and the clone forgets the shared
+// board; if it names another remote or branch, the caller joins that one.
+func (s *Board) Follow(ctx context.Context) (sessions.Config, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return sessions.Config{}, err
+	}
+	defer unlock()
+	seen := s.readRef(ctx, refBoard)
+	refs, err := s.fetch(ctx)
+	if err != nil {
+		return sessions.Config{}, s.gone(seen, err)
+	}
+	tip := refs[refFetched]
+	if err := s.forward(ctx, seen, tip); err != nil {
+		return sessions.Config{}, err
+	}
+	var cfg sessions.Config
+	if out, err := s.Repo.Run(ctx, "rev-parse", "-q", "--verify", tip+":"+sessions.ConfigFile); err == nil {
+		sha := strings.TrimSpace(out)
+		blobs, err := s.Repo.CatBlobs(ctx, sha)
+		if err != nil {
+			return cfg, err
+		}
+		if cfg, err = sessions.ParseConfig(sessions.ConfigFile+" on "+s.Remote+"/"+s.Branch, blobs[sha]); err != nil {
+			return cfg, err
+		}
+		if cfg.Shared != "" {
+			if err := s.place(sessions.ConfigFile, blobs[sha], true); err != nil {
+				return cfg, err
+			}
+			Forget(ctx, s.Repo)
+			return cfg, nil
+		}
+	}
+	s.acceptConfig = true
+	defer func() { s.acceptConfig = false }()
+	if err := s.apply(ctx, seen, tip); err != nil {
+		return cfg, err
+	}
+	Forget(ctx, s.Repo)
+	return cfg, nil
 }

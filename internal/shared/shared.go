@@ -117,6 +117,9 @@ type Board struct {
 	Rand  func() float64
 
 	dir string // <git common dir>/pickup
+	// acceptConfig: apply takes a fetched config.yaml whatever it says
+	// (Follow: a person confirmed it).
+	acceptConfig bool
 	// mu makes the goroutines of this process take turns (pickup work's
 	// workers share a Board); the flock, the processes of the clone.
 	mu sync.Mutex

@@ -1,0 +1,131 @@
+package cli
+
+// A clone that joined a shared board keeps knowing it (git config
+// pickup.sharedRemote, pickup.sharedBranch, pickup.sharedBoard): a
+// config.yaml that says otherwise, deleted or edited here or on the board
+// branch, is refused until a person confirms, with pickup init --shared
+// (put it back) or pickup init --shared --follow (follow it).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/shared"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// notSharedHere refuses a board whose config.yaml says it is not shared
+// in a clone that joined it as a shared board. It runs no git: the
+// clone's git config file is read directly, and only when the board is in
+// a git work tree.
+func notSharedHere(b *sessions.Board, cfg sessions.Config) error {
+	top, ok := mainWorktree(b.Dir)
+	if !ok {
+		return nil
+	}
+	id, ok := shared.ReadIdentity(filepath.Join(top, ".git"))
+	if !ok {
+		return nil
+	}
+	if id.Board != "" && !sameDir(filepath.Join(top, filepath.FromSlash(id.Board)), b.Dir) {
+		return nil // another board of this repository
+	}
+	return &shared.IdentityError{Want: id, Got: cfg, Path: filepath.Join(b.Dir, sessions.ConfigFile)}
+}
+
+// sameDir reports whether a and b are one directory.
+func sameDir(a, b string) bool {
+	ia, err1 := os.Stat(a)
+	ib, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
+}
+
+// identityRefusal is the error of a shared board whose settings are not
+// what the clone joined, or whose branch is the code's.
+func identityRefusal(b *sessions.Board, err error) error {
+	var be *shared.BranchError
+	if errors.As(err, &be) {
+		where := filepath.Join(b.Dir, sessions.ConfigFile)
+		if line := b.ConfigLine("shared_branch"); line > 0 {
+			where = fmt.Sprintf("%s:%d", where, line)
+		}
+		return refuse(fmt.Errorf("%s: %w", where, err), "write shared_branch: pickup there (a branch of its own)")
+	}
+	return err
+}
+
+// setSharedConfig makes the board's config.yaml say shared: remote (and
+// shared_branch: branch unless it is the default), keeping its other
+// lines.
+func setSharedConfig(b *sessions.Board, cfg sessions.Config, remote, branch string) error {
+	if cfg.Shared == remote && (cfg.SharedBranch == branch || cfg.SharedBranch == "" && branch == shared.DefaultBranch) {
+		return nil
+	}
+	path := filepath.Join(b.Dir, sessions.ConfigFile)
+	old, err := os.ReadFile(path)
+	if err != nil && !isNotExist(err) {
+		return err
+	}
+	return os.WriteFile(path, shared.WithShared(old, remote, branch), 0o644)
+}
+
+// followShared is `pickup init --shared --follow`: a person confirms
+// what config.yaml on the board branch says (not shared any more, or
+// another remote or branch), and the clone follows it.
+func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id shared.Identity, joined bool) error {
+	ctx := context.Background()
+	if !joined {
+		cfg, err := b.Config()
+		if err != nil {
+			return err
+		}
+		if cfg.Shared == "" {
+			return refuse(errors.New("init --shared --follow: this clone has not joined a shared board"), "run `pickup init --shared [REMOTE]` to join one")
+		}
+		id = shared.Identity{Remote: cfg.Shared, Branch: cfg.SharedBranch}
+	}
+	sb, err := r.shared.open(ctx, b, id.Remote, id.Branch)
+	if err != nil {
+		return err
+	}
+	b.Arbiter = nil
+	cfg, err := sb.Follow(ctx)
+	if err != nil {
+		return err
+	}
+	if cfg.Shared == "" {
+		if r.json {
+			return r.printJSON(map[string]any{"dir": b.Dir, "shared": false})
+		}
+		r.printf("board at %s follows config.yaml of %s: it is no longer shared; this clone's board is its own now\n", b.Dir, id)
+		return nil
+	}
+	branch := cfg.SharedBranch
+	if branch == "" {
+		branch = shared.DefaultBranch
+	}
+	if _, err := repo.Run(ctx, "remote", "get-url", cfg.Shared); err != nil {
+		return refuse(fmt.Errorf("init --shared --follow: config.yaml on %s names the remote %q, which this clone does not have", id, cfg.Shared), "add it (git remote add NAME URL) and run the command again")
+	}
+	nb, err := r.shared.open(ctx, b, cfg.Shared, branch)
+	if err != nil {
+		return err
+	}
+	if err := nb.NotCodeBranch(); err != nil {
+		return refuse(err, "correct shared_branch in config.yaml on the board branch")
+	}
+	b.Arbiter = nil
+	n, _, err := nb.Join(ctx)
+	if err != nil {
+		return err
+	}
+	if r.json {
+		return r.printJSON(map[string]any{"dir": b.Dir, "remote": cfg.Shared, "branch": branch, "sessions": n, "shared": true})
+	}
+	r.printf("board at %s follows config.yaml: shared through %s/%s now (%d sessions)\n", b.Dir, cfg.Shared, branch, n)
+	return nil
+}
