@@ -39,6 +39,9 @@ func (r *run) boardWith(open func(string) (*sessions.Board, error)) (*sessions.B
 	}
 	r.commits.useConfig(cfg)
 	r.shared.useConfig(cfg)
+	if err := r.shared.flushOrphans(b, cfg); err != nil {
+		return nil, err
+	}
 	if cfg.LineupAge != 0 {
 		b.LineupAge = cfg.LineupAge
 	}

@@ -350,6 +350,13 @@ func (r *run) syncShared(b *sessions.Board) error {
 		return err
 	}
 	sb := r.shared.board()
+	diffs, err := sb.InLine(context.Background())
+	if err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		return &notInLine{remote: sb.Remote, branch: sb.Branch, diffs: diffs}
+	}
 	if r.json {
 		return r.printJSON(map[string]any{"remote": sb.Remote, "branch": sb.Branch, "shared": true})
 	}

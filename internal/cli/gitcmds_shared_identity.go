@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/shared"
@@ -128,4 +129,46 @@ func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id shared.Identit
 	}
 	r.printf("board at %s follows config.yaml: shared through %s/%s now (%d sessions)\n", b.Dir, cfg.Shared, branch, n)
 	return nil
+}
+
+// flushOrphans pushes (or undoes) the transitions that processes of this
+// clone queued and were killed before they saw through, before any
+// command reads or changes the board: a killed done must not leave the
+// clone saying done/ and the remote doing/ until an unrelated transition.
+// It runs no git unless there is such a request.
+func (m *sharedMode) flushOrphans(b *sessions.Board, cfg sessions.Config) error {
+	if cfg.Shared == "" {
+		return nil
+	}
+	top, ok := mainWorktree(b.Dir)
+	if !ok || !shared.Pending(filepath.Join(top, ".git"), false) {
+		return nil
+	}
+	ctx := context.Background()
+	sb, err := m.open(ctx, b, cfg.Shared, cfg.SharedBranch)
+	if err != nil {
+		return nil // ready says why, if the command changes anything
+	}
+	arbiter := b.Arbiter
+	defer func() { b.Arbiter = arbiter }()
+	return sb.Flush(ctx)
+}
+
+// notInLine: the board here differs from the remote's, after every
+// queued transition was pushed.
+type notInLine struct {
+	remote, branch string
+	diffs          []shared.Difference
+}
+
+func (e *notInLine) Error() string {
+	var parts []string
+	for _, d := range e.diffs {
+		parts = append(parts, d.String())
+	}
+	return fmt.Sprintf("shared board: not in line with %s/%s: %s", e.remote, e.branch, strings.Join(parts, "; "))
+}
+
+func (e *notInLine) Hint() string {
+	return "a move here did not reach the remote (a process killed between its move and its push); run `pickup sync --repair` to put those sessions where the remote has them"
 }
