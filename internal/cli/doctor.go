@@ -60,6 +60,7 @@ func (r *run) doctorCommand() *ucli.Command {
 				return err
 			}
 			findings = append(configFindings(b), findings...)
+			findings = append(findings, r.sharedFindings(b)...)
 			dead, err := r.deadLeases(b, c.Bool("fix"))
 			if err != nil {
 				return err

@@ -144,12 +144,18 @@ func (r *run) syncCommand() *ucli.Command {
 			"attempt it exits 1 and says what happened at each; your commits stay on your branch.\n" +
 			"It syncs the branch checked out in the work tree that holds the board (the main work\n" +
 			"tree), including your own commits on it. Other pickup processes' commits wait for it.\n\n" +
-			"Examples:\n   pickup sync\n   pickup sync --remote origin --attempts 8",
+			"On a shared board (pickup init --shared) it fetches the board branch, pushes what this\n" +
+			"clone's processes left queued, and says \"in line\" only if the board here is the remote's;\n" +
+			"--repair mends a board branch that a person force-pushed, rewrote or deleted: the\n" +
+			"transitions the remote lost are replayed onto it (a finished session stays finished, a\n" +
+			"live claim stays with its owner), and sessions here that differ go where the remote has them.\n\n" +
+			"Examples:\n   pickup sync\n   pickup sync --remote origin --attempts 8\n   pickup sync --repair",
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "remote", Usage: "remote to sync with (default: the branch's upstream, else origin)"},
 			&ucli.StringFlag{Name: "branch", Usage: "branch on the remote (default: the upstream's, else the current branch's name)"},
 			&ucli.IntFlag{Name: "attempts", Value: gitx.DefaultAttempts, Usage: "attempts before giving up"},
 			&ucli.DurationFlag{Name: "backoff", Value: gitx.DefaultDelay, Usage: "first pause between attempts; it doubles each time"},
+			&ucli.BoolFlag{Name: "repair", Usage: "shared board: after a person rewrote or deleted the board branch, replay this clone's known transitions onto it (or make it again), and put back sessions that differ from the remote"},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
@@ -166,7 +172,13 @@ func (r *run) syncCommand() *ucli.Command {
 				return err
 			}
 			if r.shared.isShared() {
-				return r.syncShared(b)
+				return r.syncShared(b, c.Bool("repair"))
+			}
+			if err := r.shared.notShared(b); err != nil {
+				return err // a clone of a shared board whose config.yaml lost it
+			}
+			if c.Bool("repair") {
+				return usageError("--repair is for a shared board (pickup init --shared)")
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -345,7 +345,10 @@ func (m *sharedMode) isShared() bool {
 // syncShared is `pickup sync` on a shared board: every transition is on
 // the remote already, so it only brings the board in line with it (one
 // fetch).
-func (r *run) syncShared(b *sessions.Board) error {
+func (r *run) syncShared(b *sessions.Board, repair bool) error {
+	if repair {
+		return r.repairShared(b)
+	}
 	if err := r.shared.ready(b); err != nil {
 		return err
 	}

@@ -172,3 +172,129 @@ func (e *notInLine) Error() string {
 func (e *notInLine) Hint() string {
 	return "a move here did not reach the remote (a process killed between its move and its push); run `pickup sync --repair` to put those sessions where the remote has them"
 }
+
+// notShared refuses a command that would treat the board as a board of
+// this clone only (sync of the code branch) when the clone joined it as a
+// shared board and config.yaml lost that.
+func (m *sharedMode) notShared(b *sessions.Board) error {
+	m.mu.Lock()
+	cfg := m.cfg
+	m.mu.Unlock()
+	if cfg == nil {
+		return nil
+	}
+	return notSharedHere(b, *cfg)
+}
+
+// sharedFindings are doctor's findings about a shared board: config.yaml
+// no longer saying what the clone joined, a board branch that a person
+// rewrote (the sessions it lost) or deleted, sessions here that differ
+// from the remote's tip. It fetches the board branch (and applies
+// nothing).
+func (r *run) sharedFindings(b *sessions.Board) []sessions.Finding {
+	cfgPath := filepath.Join(b.Dir, sessions.ConfigFile)
+	cfg, err := b.Config()
+	if err != nil {
+		return nil // configFindings reports it
+	}
+	finding := func(id, msg string) sessions.Finding {
+		return sessions.Finding{Kind: "shared", ID: id, Path: cfgPath, Message: msg}
+	}
+	if cfg.Shared == "" {
+		if err := notSharedHere(b, cfg); err != nil {
+			return []sessions.Finding{finding("", err.Error()+"; "+hintOf(err))}
+		}
+		return nil
+	}
+	ctx := context.Background()
+	sb, err := r.shared.open(ctx, b, cfg.Shared, cfg.SharedBranch)
+	if err != nil {
+		return []sessions.Finding{finding("", err.Error())}
+	}
+	b.Arbiter = nil
+	if err := sb.CheckIdentity(ctx, cfg, cfgPath); err != nil {
+		return []sessions.Finding{finding("", err.Error()+"; "+hintOf(err))}
+	}
+	var out []sessions.Finding
+	lost, deleted, err := sb.Damage(ctx)
+	switch {
+	case err != nil:
+		out = append(out, finding("", fmt.Sprintf("could not look at %s/%s: %v", sb.Remote, sb.Branch, err)))
+	case deleted:
+		out = append(out, finding("", fmt.Sprintf("the board branch %s/%s was deleted on the remote; this clone knows its history (%d session(s) in its last events); run `pickup sync --repair` (or `pickup init --shared`) to make it again", sb.Remote, sb.Branch, len(lost))))
+	case len(lost) > 0:
+		out = append(out, finding("", fmt.Sprintf("the board branch %s/%s was rewritten (a force push): it lost the transitions of %d session(s) (known to this clone, or to refs/pickup/tips/ on the remote, pickup's record of its last push); run `pickup sync --repair` to replay them onto it", sb.Remote, sb.Branch, len(lost))))
+		for _, l := range lost {
+			out = append(out, sessions.Finding{Kind: "shared", ID: l.ID, Path: filepath.Join(b.Dir, sessions.EventLogFile),
+				Message: fmt.Sprintf("%s: the remote lost %s; the lost history has it in %s, the remote in %s", l.ID, strings.Join(l.Events, ", "), orNowhere(l.Lost), orNowhere(l.Remote))})
+		}
+	}
+	diffs, err := sb.Differences(ctx)
+	if err == nil {
+		for _, d := range diffs {
+			out = append(out, sessions.Finding{Kind: "shared", ID: d.ID, Path: b.Dir,
+				Message: fmt.Sprintf("%s (as this clone last saw the remote); `pickup sync` pushes what this clone's processes queued, `pickup sync --repair` puts the rest where the remote has it", d)})
+		}
+	}
+	return out
+}
+
+func hintOf(err error) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
+}
+
+// repairShared is `pickup sync --repair` on a shared board.
+func (r *run) repairShared(b *sessions.Board) error {
+	ctx := context.Background()
+	cfg := r.shared.cfg
+	sb, err := r.shared.open(ctx, b, cfg.Shared, cfg.SharedBranch)
+	if err != nil {
+		return err
+	}
+	if err := sb.CheckIdentity(ctx, *cfg, filepath.Join(b.Dir, sessions.ConfigFile)); err != nil {
+		return identityRefusal(b, err)
+	}
+	b.Arbiter = nil // the repair's moves are not transitions
+	rep, err := sb.Repair(ctx)
+	if err != nil {
+		return err
+	}
+	if r.json {
+		return r.printJSON(rep)
+	}
+	switch {
+	case rep.Recreated:
+		r.printf("re-created %s/%s from the most complete history this clone knows\n", sb.Remote, sb.Branch)
+	case rep.Commit != "":
+		r.printf("repaired %s/%s: replayed the transitions of %d session(s) that the remote had lost (commit %.12s)\n", sb.Remote, sb.Branch, len(rep.Lost), rep.Commit)
+	}
+	for _, l := range rep.Lost {
+		r.printf("  %s: now %s (lost: %s)\n", l.ID, orNowhere(l.Now), sanitize(strings.Join(l.Events, ", ")))
+	}
+	for _, c := range rep.Conflicts {
+		r.printf("  both moved %s\n", sanitize(c))
+	}
+	for _, d := range rep.Undone {
+		r.printf("  put back where the remote has it: %s\n", sanitize(d.String()))
+	}
+	diffs, err := sb.InLine(ctx)
+	if err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		return &notInLine{remote: sb.Remote, branch: sb.Branch, diffs: diffs}
+	}
+	r.printf("shared board: in line with %s/%s\n", sb.Remote, sb.Branch)
+	return nil
+}
+
+func orNowhere(s string) string {
+	if s == "" {
+		return "nowhere"
+	}
+	return s
+}

@@ -60,6 +60,34 @@ func TestForcePushRefused(t *testing.T) {
 	if !strings.Contains(res.stderr, "pickup sync --repair") {
 		t.Fatalf("the hint does not name the repair:\n%s", res.stderr)
 	}
+	// doctor says what the rewrite lost, in the clone that never saw it.
+	res = b.pickup(context.Background(), "", "doctor")
+	if res.code != 1 || !strings.Contains(res.stdout, "rewritten") {
+		t.Fatalf("doctor after the force push: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, id := range ids[1:3] {
+		if !strings.Contains(res.stdout, id+": the remote lost ") || !strings.Contains(res.stdout, "done doing/w1 -> done (w1); the lost history has it in done") {
+			t.Fatalf("doctor does not say that %s's done was lost:\n%s", id, res.stdout)
+		}
+	}
+	// The repair, from the clone that never saw the lost commits.
+	b.must("", "sync", "--repair")
+	for _, id := range ids[:3] {
+		wantWhere(t, r, cs, id, "done")
+	}
+	wantWhere(t, r, cs, ids[3], "todo")
+	if res := a.pickup(context.Background(), "x", "claim", ids[2]); res.code != 3 {
+		t.Fatalf("claim of a session finished in the lost history, after the repair: exit %d, want 3\n%s", res.code, res.stderr)
+	}
+	if res := b.pickup(context.Background(), "y", "next", "--json"); res.code != 0 || !strings.Contains(res.stdout, ids[3]) {
+		t.Fatalf("next after the repair: exit %d, want %s\n%s%s", res.code, ids[3], res.stdout, res.stderr)
+	}
+	ops := countOps(r.branchEvents())
+	for _, id := range ids[:3] {
+		if ops[id]["claim"] != 1 || ops[id]["done"] != 1 {
+			t.Fatalf("the repaired history of %s: %v, want one claim and one done", id, ops[id])
+		}
+	}
 }
 
 // TestDeletedBranchRefused: a person deletes the board branch (git push
