@@ -15,3 +15,11 @@ func killGroup(cmd *exec.Cmd) error {
 	}
 	return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }
+
+// gitCmd is git in dir with the test's environment.
+func gitCmd(r *remote, dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = baseEnv(r.home)
+	return cmd
+}

@@ -1,0 +1,208 @@
+package sharedways
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The world acting on a shared board while script agents drain it: 3
+// clones × 2 agents (subshells of an executable bash script, claiming
+// with $(pickup next --json)), 18 sessions. Each scenario waits until a
+// third is done, acts as a person would, lets the agents run into it, then
+// makes the repair the scenario calls for, and checks with figures that
+// every session was claimed exactly once and finished once, and is in
+// done/ only on the remote and in every clone.
+
+const (
+	worldClones   = 3
+	worldAgents   = 2
+	worldSessions = 18
+)
+
+// worldDrains makes the drains take turns: on two cores, several at once
+// only slow each other past their deadlines.
+var worldDrains sync.Mutex
+
+// midDrain starts the agents and waits until a fifth of the sessions are
+// done on the remote.
+func midDrain(t *testing.T) *world { return drainUntil(t, worldSessions/5) }
+
+// drainUntil starts the agents and waits until done sessions are done
+// on the remote. The person's clone is made first.
+func drainUntil(t *testing.T, done int) *world {
+	worldDrains.Lock()
+	t.Cleanup(worldDrains.Unlock)
+	w := newWorld(t, worldClones, worldSessions)
+	w.r.person().fetch()
+	w.startAgents(worldAgents)
+	if !waitFor(40*time.Second, func() bool { return w.doneOnRemote() >= done }) {
+		t.Fatalf("the drain did not get a fifth done: %d", w.doneOnRemote())
+	}
+	t.Logf("%d done after %.1fs", done, time.Since(w.start).Seconds())
+	return w
+}
+
+// refusedEverywhere waits until every clone's agents met exit 8 (or d).
+func (w *world) refusedEverywhere(d time.Duration) {
+	defer func() { w.t.Logf("refused everywhere after %.1fs", time.Since(w.start).Seconds()) }()
+	waitFor(d, func() bool {
+		for _, c := range w.cs {
+			ms, _ := filepath.Glob(filepath.Join(w.logs, c.name+"-w*.rc8"))
+			if len(ms) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestWorldForcePush: a person force-pushes the board branch three
+// commits back mid-drain; every clone refuses (exit 8, the agents wait);
+// one clone runs pickup sync --repair; the drain ends with every session
+// claimed once and finished once.
+func TestWorldForcePush(t *testing.T) {
+	t.Parallel()
+	w := midDrain(t)
+	p := w.r.person()
+	p.retry(func() error {
+		p.fetch()
+		return p.tryGit("push", "-q", "-f", "origin", "origin/pickup~3:refs/heads/pickup")
+	})
+	w.refusedEverywhere(5 * time.Second)
+	w.act(w.cs[1], "sync", "--repair")
+	f := w.finish()
+	if f.exit8 == 0 {
+		t.Errorf("no agent was refused after the force push")
+	}
+	if t.Failed() {
+		t.Logf("agents' stderr:\n%s", w.errLogs())
+	}
+}
+
+// TestWorldDeleteBranch: a person deletes the board branch mid-drain
+// (git push origin :pickup); nobody re-creates it as a side effect; a
+// person re-creates it with pickup init --shared in one clone.
+func TestWorldDeleteBranch(t *testing.T) {
+	t.Parallel()
+	w := midDrain(t)
+	p := w.r.person()
+	p.retry(func() error { return p.tryGit("push", "-q", "origin", ":refs/heads/pickup") })
+	w.refusedEverywhere(5 * time.Second)
+	if tip := w.r.tip(); tip != "" {
+		t.Errorf("the deleted branch was re-created by an agent's command (at %s)", tip)
+	}
+	w.act(w.cs[2], "init", "--shared")
+	f := w.finish()
+	if f.exit8 == 0 {
+		t.Errorf("no agent was refused after the deletion")
+	}
+	if t.Failed() {
+		t.Logf("agents' stderr:\n%s", w.errLogs())
+	}
+}
+
+// TestWorldConfigDeleted: a person deletes config.yaml on the board
+// branch mid-drain: no clone stops being shared (the agents are refused,
+// nothing is claimed twice, no id loses its clone suffix); pickup init
+// --shared in one clone puts it back.
+func TestWorldConfigDeleted(t *testing.T) {
+	t.Parallel()
+	w := midDrain(t)
+	p := w.r.person()
+	p.retry(func() error {
+		p.fetch()
+		p.git("checkout", "-q", "-B", "pickup", "origin/pickup")
+		p.git("rm", "-q", "config.yaml")
+		p.git("commit", "-q", "-m", "remove the board's settings")
+		return p.tryGit("push", "-q", "origin", "pickup:refs/heads/pickup")
+	})
+	w.refusedEverywhere(5 * time.Second)
+	w.act(w.cs[0], "init", "--shared")
+	f := w.finish()
+	if f.exit8 == 0 {
+		t.Errorf("no agent was refused after config.yaml went")
+	}
+	if got := w.r.git(w.r.bare, "show", "pickup:config.yaml"); !strings.Contains(got, "shared: origin") {
+		t.Errorf("config.yaml on the branch: %q", got)
+	}
+	if t.Failed() {
+		t.Logf("agents' stderr:\n%s", w.errLogs())
+	}
+}
+
+// TestWorldHandMoves: mid-drain a person moves (up to) three sessions from todo/
+// to done/ by hand (git mv, commit, push on the board branch: a forward
+// commit that pickup did not make). The clones take it as the board's
+// history moving forward: the three are never claimed, the others are
+// claimed once, and every clone agrees.
+func TestWorldHandMoves(t *testing.T) {
+	t.Parallel()
+	w := drainUntil(t, 1)
+	w.byHand = map[string]bool{}
+	p := w.r.person()
+	p.retry(func() error {
+		p.fetch()
+		p.git("checkout", "-q", "-B", "pickup", "origin/pickup")
+		todo, _ := filepath.Glob(filepath.Join(p.dir, "todo", "*.md"))
+		if len(todo) == 0 {
+			t.Skipf("the agents were too quick: no session left in todo/ (%s)", p.git("ls-tree", "-r", "--name-only", "HEAD"))
+		}
+		moved := map[string]bool{}
+		for _, f := range todo[:min(3, len(todo))] {
+			id := strings.TrimSuffix(filepath.Base(f), ".md")
+			p.git("mv", "todo/"+id+".md", "done/"+id+".md")
+			moved[id] = true
+		}
+		p.git("commit", "-q", "-m", "these are done already")
+		err := p.tryGit("push", "-q", "origin", "pickup:refs/heads/pickup")
+		if err == nil {
+			w.byHand = moved
+		}
+		return err
+	})
+	f := w.finish()
+	if f.exit8 != 0 {
+		t.Errorf("a forward commit by a person made agents exit 8 (%d times)", f.exit8)
+	}
+	if t.Failed() {
+		t.Logf("agents' stderr:\n%s", w.errLogs())
+	}
+}
+
+// tryGit runs git in the person's clone and returns its failure (a push
+// that others beat) instead of failing the test.
+func (p *person) tryGit(args ...string) error {
+	out, err := gitCmd(p.r, p.dir, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// retry runs act until it succeeds, as a person whose push the agents
+// beat tries again (at most 30 times).
+func (p *person) retry(act func() error) {
+	p.r.t.Helper()
+	var err error
+	for range 30 {
+		if err = act(); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.r.t.Fatalf("the person gave up: %v", err)
+}
+
+// act is the repair a person makes in clone c: a failure is reported,
+// and the drain goes on to be measured.
+func (w *world) act(c *clone, args ...string) {
+	w.t.Helper()
+	if res := c.pickup(context.Background(), "", args...); res.code != 0 {
+		w.t.Errorf("%s: pickup %s: exit %d\n%s", c.name, strings.Join(args, " "), res.code, res.stderr)
+	}
+}
