@@ -41,10 +41,28 @@ func (s *Board) refs(ctx context.Context) (map[string]string, error) {
 // returns the refs. A remote without the branch is ErrNoBoardBranch; one
 // that cannot be reached, a *RemoteError.
 func (s *Board) fetch(ctx context.Context) (map[string]string, error) {
-	if err := s.fetchInto(ctx, refFetched, refPeers, refWitness); err != nil {
-		return nil, err
+	for try := 0; ; try++ {
+		if err := s.fetchInto(ctx, refFetched, refPeers, refWitness); err != nil {
+			return nil, err
+		}
+		refs, err := s.refs(ctx)
+		if err != nil || try == 2 || !s.torn(ctx, refs[refWitness+s.Branch], refs[refFetched]) {
+			return refs, err
+		}
 	}
-	return s.refs(ctx)
+}
+
+// torn reports whether a fetch may have read the board branch just before
+// a push moved it and its witness, and the witness just after (git reads
+// the remote's refs one at a time): the branch is behind the witness.
+// That is also what a person's force push back looks like: fetching
+// again tells them apart.
+func (s *Board) torn(ctx context.Context, witness, fetched string) bool {
+	if witness == "" || fetched == "" || witness == fetched {
+		return false
+	}
+	behind, err := s.isAncestor(ctx, fetched, witness)
+	return err == nil && behind
 }
 
 // fetchInto fetches the board branch to ref, the heartbeat refs under
@@ -97,6 +115,16 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 	}
 	s.seePeers(peers)
 	fetched, board := refs[tmp+"board"], refs[refBoard]
+	if witness := refs[tmp+"witness/"+s.Branch]; s.torn(ctx, witness, fetched) {
+		// Behind its witness: a push between the reads of the two refs,
+		// or a force push back. Fetch again (with the lock, rarely).
+		again, err := s.fetch(ctx)
+		if err != nil {
+			return false, s.gone(before, err)
+		}
+		fetched = again[refFetched]
+		refs[tmp+"witness/"+s.Branch] = again[refWitness+s.Branch]
+	}
 	if err := s.forward(ctx, refs[tmp+"witness/"+s.Branch], fetched); err != nil {
 		return false, err
 	}

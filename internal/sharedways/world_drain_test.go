@@ -61,17 +61,19 @@ func (w *world) refusedEverywhere(d time.Duration) {
 	})
 }
 
-// TestWorldForcePush: a person force-pushes the board branch three
-// commits back mid-drain; every clone refuses (exit 8, the agents wait);
-// one clone runs pickup sync --repair; the drain ends with every session
-// claimed once and finished once.
+// TestWorldForcePush: mid-drain a person force-pushes the board branch
+// back to where it was before the agents started (git push -f, "to undo
+// a mistake"): every claim and done so far vanish from the remote. Every
+// clone refuses (exit 8, the agents wait); one clone runs pickup sync
+// --repair; the drain ends with every session claimed once and finished
+// once.
 func TestWorldForcePush(t *testing.T) {
 	t.Parallel()
 	w := midDrain(t)
 	p := w.r.person()
 	p.retry(func() error {
 		p.fetch()
-		return p.tryGit("push", "-q", "-f", "origin", "origin/pickup~3:refs/heads/pickup")
+		return p.tryGit("push", "-q", "-f", "origin", w.created+":refs/heads/pickup")
 	})
 	w.refusedEverywhere(5 * time.Second)
 	w.act(w.cs[1], "sync", "--repair")

@@ -100,8 +100,11 @@ type world struct {
 	ids    []string
 	logs   string
 	cmds   []*exec.Cmd
-	cancel context.CancelFunc
-	start  time.Time
+	// created is the board branch's tip once the sessions were made,
+	// before any agent ran.
+	created string
+	cancel  context.CancelFunc
+	start   time.Time
 }
 
 // newWorld makes a remote, n clones with agents subshells each, and
@@ -110,6 +113,7 @@ func newWorld(t *testing.T, n, sessions int) *world {
 	r := newRemote(t, "daemon")
 	cs := r.clones(n)
 	w := &world{t: t, r: r, cs: cs, ids: createFromAll(t, cs, sessions/n), logs: filepath.Join(t.TempDir(), "logs")}
+	w.created = r.tip()
 	if err := os.MkdirAll(w.logs, 0o755); err != nil {
 		t.Fatal(err)
 	}
