@@ -2,6 +2,8 @@ package sharedways
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,12 @@ func TestForcePushRefused(t *testing.T) {
 	p := r.person()
 	p.fetch()
 	p.git("push", "-q", "-f", "origin", "origin/pickup~3:refs/heads/pickup")
+	// On the rewritten branch, ids[2] (finished in the lost history) is
+	// in todo/: the person gives it to eve by hand.
+	p.commitOnBoard("eve takes it", func(dir string) {
+		os.MkdirAll(filepath.Join(dir, "doing", "eve"), 0o755)
+		p.git("mv", "todo/"+ids[2]+".md", "doing/eve/"+ids[2]+".md")
+	})
 	for _, c := range []*clone{a, b} {
 		wantRefused(t, c, "", "rewritten", "sync")
 		wantRefused(t, c, "x", "rewritten", "next")
@@ -70,8 +78,12 @@ func TestForcePushRefused(t *testing.T) {
 			t.Fatalf("doctor does not say that %s's done was lost:\n%s", id, res.stdout)
 		}
 	}
-	// The repair, from the clone that never saw the lost commits.
-	b.must("", "sync", "--repair")
+	// The repair, from the clone that never saw the lost commits: a
+	// session finished in the lost history stays finished.
+	out := b.must("", "sync", "--repair")
+	if !strings.Contains(out, "both moved "+ids[2]) {
+		t.Fatalf("the repair does not report the session both histories moved:\n%s", out)
+	}
 	for _, id := range ids[:3] {
 		wantWhere(t, r, cs, id, "done")
 	}
