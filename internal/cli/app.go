@@ -38,8 +38,11 @@ type run struct {
 func Main(env *Env, args []string) int {
 	r := &run{env: env}
 	r.shared.proxy = env.GitProxy
-	if code, ok := r.helpTopic(r.globalFlags(), args); ok {
-		return code
+	if len(args) > 1 && slices.Contains(args[1:], "help") {
+		// Only a run that names help pays for this check.
+		if code, ok := r.helpTopic(r.globalFlags(), args); ok {
+			return code
+		}
 	}
 	app := r.app(args)
 	if flag := danglingFlag(app, args); flag != "" {
