@@ -38,7 +38,7 @@ type run struct {
 func Main(env *Env, args []string) int {
 	r := &run{env: env}
 	r.shared.proxy = env.GitProxy
-	if len(args) > 1 && slices.Contains(args[1:], "help") {
+	if len(args) > 1 && (slices.Contains(args[1:], "help") || slices.Contains(args[1:], "h")) {
 		// Only a run that names help pays for this check.
 		if code, ok := r.helpTopic(r.globalFlags(), args); ok {
 			return code

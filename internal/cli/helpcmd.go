@@ -15,7 +15,7 @@ import (
 // lock` is the lock command's help, `pickup help locks` the topic; no
 // topic is named like a command (TestTopicNamesAreNotCommands).
 func (r *run) helpTopic(global []ucli.Flag, args []string) (int, bool) {
-	if commandArg(global, args) != "help" {
+	if c := commandArg(global, args); c != "help" && c != "h" {
 		return 0, false
 	}
 	name := ""
@@ -26,6 +26,9 @@ func (r *run) helpTopic(global []ucli.Flag, args []string) (int, bool) {
 			break
 		}
 		if len(a) > 1 && a[0] == '-' {
+			if a == "--json" || a == "-json" {
+				r.json = true // its error, if any, as JSON on stdout too
+			}
 			if takesValue(global, a) {
 				i++
 			}
