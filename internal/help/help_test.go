@@ -89,6 +89,9 @@ func TestText(t *testing.T) {
 
 func TestList(t *testing.T) {
 	list := List()
+	if !regexp.MustCompile(`(?m)^   locks +Named locks: a mutex per key`).MatchString(list) {
+		t.Errorf("List() does not give locks its title, without the #:\n%s", list)
+	}
 	for _, tp := range Topics() {
 		if !regexp.MustCompile(`(?m)^   ` + regexp.QuoteMeta(tp.Name) + ` +` + regexp.QuoteMeta(tp.Title) + `$`).MatchString(list) {
 			t.Errorf("List() has no line for %s:\n%s", tp.Name, list)
