@@ -184,7 +184,7 @@ func startShell(t *testing.T, bin string) *exampleShell {
 	if err != nil {
 		t.Fatal(err)
 	}
-	work, home := filepath.Join(root, "work"), filepath.Join(root, "home")
+	work, home := filepath.Join(root, "repo"), filepath.Join(root, "home")
 	for _, d := range []string{work, home} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -323,13 +323,16 @@ func matchLines(got, want []string) bool {
 	return true
 }
 
-// docWorkDirs are the folders the examples show as their working folder.
+// docWorkDirs are the folders the examples show as their working folder;
+// the folder above each stands for the scratch folder that holds it
+// (where an example may put a remote: ../origin.git).
 var docWorkDirs = []string{"/home/ana/repo", "/tmp/tour/myproject"}
 
 var (
 	idPattern   = regexp.MustCompile(`\b\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d(?:-\d+)?(?:\.[a-z0-9]{5}(?:-\d+)?)?\b`)
 	timePattern = regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b`)
 	durPattern  = regexp.MustCompile(`\b\d+(?:\.\d+)?(?:h|ms|µs|ns|m|s)(?:\d+(?:\.\d+)?(?:h|ms|µs|ns|m|s))*\b`)
+	hashPattern = regexp.MustCompile(`\b[0-9a-f]{12,40}\b`)
 	pidPattern  = regexp.MustCompile(`\bpid \d+( \([^)]*\))?`)
 	blanks      = regexp.MustCompile(`[ \t]+`)
 )
@@ -377,16 +380,19 @@ func (n *normalizer) commandIDs(cmd string) string {
 func (n *normalizer) normalize(text string, real bool, work, host string) []string {
 	n.init()
 	if real {
-		if resolved, err := filepath.EvalSymlinks(work); err == nil && resolved != work {
-			text = strings.ReplaceAll(text, resolved, "<WORK>")
+		for _, dir := range []string{work, mustEval(work)} {
+			if dir != "" {
+				text = strings.ReplaceAll(text, dir, "<WORK>")
+				text = strings.ReplaceAll(text, filepath.Dir(dir), "<ROOT>")
+			}
 		}
-		text = strings.ReplaceAll(text, work, "<WORK>")
 		if host != "" {
 			text = regexp.MustCompile(`\b`+regexp.QuoteMeta(host)+`\b`).ReplaceAllString(text, "<HOST>")
 		}
 	} else {
 		for _, d := range docWorkDirs {
 			text = strings.ReplaceAll(text, d, "<WORK>")
+			text = strings.ReplaceAll(text, filepath.Dir(d), "<ROOT>")
 		}
 		text = regexp.MustCompile(`\bbox\b`).ReplaceAllString(text, "<HOST>")
 	}
@@ -403,6 +409,7 @@ func (n *normalizer) normalize(text string, real bool, work, host string) []stri
 		return fmt.Sprintf("<ID%d>", k)
 	})
 	text = timePattern.ReplaceAllString(text, "<TIME>")
+	text = hashPattern.ReplaceAllString(text, "<HASH>")
 	text = durPattern.ReplaceAllString(text, "<DUR>")
 	text = pidPattern.ReplaceAllStringFunc(text, func(p string) string {
 		if strings.Contains(p, "(") {
@@ -471,4 +478,14 @@ func TestNormalizer(t *testing.T) {
 	if !matchLines([]string{"claimed x [medium] Fix"}, []string{"claimed x [medium] …"}) {
 		t.Error("a line ending in … does not match a longer one")
 	}
+}
+
+// mustEval is dir with its links resolved, or "" if that fails or
+// changes nothing.
+func mustEval(dir string) string {
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil || resolved == dir {
+		return ""
+	}
+	return resolved
 }
