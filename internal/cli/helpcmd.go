@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pickup-dev/pickup/internal/help"
 	ucli "github.com/urfave/cli/v2"
@@ -96,7 +97,27 @@ func appDescription(global []ucli.Flag, args []string) string {
 		"Board: --dir, else $PICKUP_DIR, else .spx/sessions at the top of the git repository's\n" +
 		"main work tree, else ./.spx/sessions.\n" +
 		"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_CODE_SESSION_ID, $CLAUDE_SESSION_ID,\n$CODEX_THREAD_ID, the Claude Code session that ran pickup, else <user>-<host> (your\nuser and host names, every character outside [A-Za-z0-9._-] made a -).\n\n" +
-		"Topics: pickup help topics lists them, pickup help TOPIC prints one (pickup help locks,\n" +
-		"pickup help shared, ...).\n\n" +
+		topicLine() + "\n\n" +
 		help.ExitCodeList()
+}
+
+// topicLine names every help topic, wrapped as the rest of pickup's help.
+func topicLine() string {
+	var b strings.Builder
+	b.WriteString("Help topics (pickup help TOPIC; pickup help topics says what each covers):\n  ")
+	width := 2
+	for i, t := range help.Topics() {
+		word := t.Name
+		if i > 0 {
+			word = ", " + word
+		}
+		if width+len(word) > 90 {
+			b.WriteString(",\n  ")
+			word = t.Name
+			width = 2
+		}
+		b.WriteString(word)
+		width += len(word)
+	}
+	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,11 @@ func TestHelpListsEveryExitCode(t *testing.T) {
 	for _, c := range help.ExitCodes() {
 		if !strings.Contains(desc, "\n   "+strconv.Itoa(c.Code)+" ") {
 			t.Errorf("pickup help does not list exit code %d:\n%s", c.Code, desc)
+		}
+	}
+	for _, tp := range help.Topics() {
+		if !regexp.MustCompile(`[ ,]` + regexp.QuoteMeta(tp.Name) + `(,|\n|$)`).MatchString(desc) {
+			t.Errorf("pickup help does not name the topic %s:\n%s", tp.Name, desc)
 		}
 	}
 	if d := appDescription(nil, []string{"pickup", "next"}); d != "" {
