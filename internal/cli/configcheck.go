@@ -40,7 +40,10 @@ func (r *run) boardWith(open func(string) (*sessions.Board, error)) (*sessions.B
 	r.commits.useConfig(cfg)
 	r.shared.useConfig(cfg)
 	if err := r.shared.flushOrphans(b, cfg); err != nil {
-		return nil, err
+		// A command that only reads goes on with a warning; one that
+		// changes the board stops in ready (its answer would rest on a
+		// state the remote lacks).
+		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
 	}
 	if cfg.LineupAge != 0 {
 		b.LineupAge = cfg.LineupAge

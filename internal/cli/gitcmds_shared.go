@@ -34,6 +34,8 @@ type sharedMode struct {
 	mu    sync.Mutex
 	cfg   *sessions.Config
 	sb    *shared.Board
+	// flushErr: flushOrphans failed (ready refuses to go on).
+	flushErr error
 	// trustRecent: the command claims or moves sessions (next without
 	// --wait, claim, done, release, reopen), which lets ready trust a
 	// fetch that another process of the clone made within sharedFresh;
@@ -84,6 +86,9 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 	defer m.mu.Unlock()
 	if m.cfg == nil || m.sb != nil {
 		return nil
+	}
+	if m.flushErr != nil {
+		return m.flushErr
 	}
 	if m.cfg.Shared == "" {
 		// Not shared, says config.yaml; unless the clone joined a

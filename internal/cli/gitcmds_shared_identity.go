@@ -151,7 +151,11 @@ func (m *sharedMode) flushOrphans(b *sessions.Board, cfg sessions.Config) error 
 	}
 	arbiter := b.Arbiter
 	defer func() { b.Arbiter = arbiter }()
-	return sb.Flush(ctx)
+	err = sb.Flush(ctx)
+	m.mu.Lock()
+	m.flushErr = err
+	m.mu.Unlock()
+	return err
 }
 
 // notInLine: the board here differs from the remote's, after every
