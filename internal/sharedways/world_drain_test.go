@@ -3,6 +3,7 @@ package sharedways
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,14 +31,17 @@ var worldDrains sync.Mutex
 
 // midDrain starts the agents and waits until a fifth of the sessions are
 // done on the remote.
-func midDrain(t *testing.T) *world { return drainUntil(t, worldSessions/5) }
+func midDrain(t *testing.T) *world { return drainUntil(t, worldSessions/5, nil) }
 
 // drainUntil starts the agents and waits until done sessions are done
 // on the remote. The person's clone is made first.
-func drainUntil(t *testing.T, done int) *world {
+func drainUntil(t *testing.T, done int, before func(*world)) *world {
 	worldDrains.Lock()
 	t.Cleanup(worldDrains.Unlock)
 	w := newWorld(t, worldClones, worldSessions)
+	if before != nil {
+		before(w)
+	}
 	w.r.person().fetch()
 	w.startAgents(worldAgents)
 	if !waitFor(40*time.Second, func() bool { return w.doneOnRemote() >= done }) {
@@ -63,7 +67,8 @@ func (w *world) refusedEverywhere(d time.Duration) {
 
 // TestWorldForcePush: mid-drain a person force-pushes the board branch
 // back to where it was before the agents started (git push -f, "to undo
-// a mistake"): every claim and done so far vanish from the remote. Every
+// a mistake") and commits on top of it: every claim and done so far
+// vanish from the remote. Every
 // clone refuses (exit 8, the agents wait); one clone runs pickup sync
 // --repair; the drain ends with every session claimed once and finished
 // once.
@@ -74,6 +79,21 @@ func TestWorldForcePush(t *testing.T) {
 	p.retry(func() error {
 		p.fetch()
 		return p.tryGit("push", "-q", "-f", "origin", w.created+":refs/heads/pickup")
+	})
+	// ... and goes on working on the branch so rewound: a commit of its
+	// own on top (so that a clone's next push is no fast-forward that
+	// would silently put the lost commits back).
+	p.retry(func() error {
+		p.fetch()
+		p.git("checkout", "-q", "-B", "pickup", "origin/pickup")
+		f, err := os.OpenFile(filepath.Join(p.dir, ".gitattributes"), os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(f, "# reviewed")
+		f.Close()
+		p.git("commit", "-q", "-am", "review the attributes")
+		return p.tryGit("push", "-q", "origin", "pickup:refs/heads/pickup")
 	})
 	w.refusedEverywhere(5 * time.Second)
 	w.act(w.cs[1], "sync", "--repair")
@@ -137,26 +157,33 @@ func TestWorldConfigDeleted(t *testing.T) {
 	}
 }
 
-// TestWorldHandMoves: mid-drain a person moves (up to) three sessions from todo/
-// to done/ by hand (git mv, commit, push on the board branch: a forward
+// TestWorldHandMoves: mid-drain a person moves three sessions (tagged
+// byhand, which the agents leave alone) from todo/ to done/ by hand (git mv, commit, push on the board branch: a forward
 // commit that pickup did not make). The clones take it as the board's
 // history moving forward: the three are never claimed, the others are
 // claimed once, and every clone agrees.
 func TestWorldHandMoves(t *testing.T) {
 	t.Parallel()
-	w := drainUntil(t, 1)
+	// Three sessions tagged byhand: the agents leave them to the person
+	// (next --not-tag byhand), however slow the machine is.
+	var low []string
+	w := drainUntil(t, worldSessions/5, func(w *world) {
+		for i := range 3 {
+			out := w.cs[0].must("", "new", "--tag", "byhand", "--title", fmt.Sprint("by hand ", i), "-")
+			low = append(low, firstField(out))
+		}
+		w.ids = append(w.ids, low...)
+	})
 	w.byHand = map[string]bool{}
 	p := w.r.person()
 	p.retry(func() error {
 		p.fetch()
 		p.git("checkout", "-q", "-B", "pickup", "origin/pickup")
-		todo, _ := filepath.Glob(filepath.Join(p.dir, "todo", "*.md"))
-		if len(todo) == 0 {
-			t.Skipf("the agents were too quick: no session left in todo/ (%s)", p.git("ls-tree", "-r", "--name-only", "HEAD"))
-		}
 		moved := map[string]bool{}
-		for _, f := range todo[:min(3, len(todo))] {
-			id := strings.TrimSuffix(filepath.Base(f), ".md")
+		for _, id := range low {
+			if _, err := os.Stat(filepath.Join(p.dir, "todo", id+".md")); err != nil {
+				t.Fatalf("the agents took %s, tagged byhand:\n%s", id, p.git("ls-tree", "-r", "--name-only", "HEAD"))
+			}
 			p.git("mv", "todo/"+id+".md", "done/"+id+".md")
 			moved[id] = true
 		}

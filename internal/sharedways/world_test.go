@@ -56,7 +56,8 @@ func (r *remote) tip() string {
 }
 
 // worldAgentScript is an agent as a careful script: it claims with
-// $(pickup next --json), finishes with done, and when pickup says the
+// $(pickup next --not-tag byhand --json) (sessions tagged byhand are a
+// person's), finishes with done, and when pickup says the
 // shared board's remote failed (exit 8: unreachable, rewritten) it waits
 // and tries again, as its hint says, instead of giving up the session.
 // $1 the clone, $2 the log directory, $3 how many subshells.
@@ -66,7 +67,7 @@ for n in $(seq 1 "$3"); do
   (
     owner="$(basename "$1")-w$n"
     while :; do
-      out=$(pickup --owner "$owner" next --json 2>>"$2/$owner.err"); rc=$?
+      out=$(pickup --owner "$owner" next --not-tag byhand --json 2>>"$2/$owner.err"); rc=$?
       case $rc in
         0) ;;
         3) [ -e "$2/stop" ] && break; sleep 0.2; continue ;;
@@ -76,6 +77,7 @@ for n in $(seq 1 "$3"); do
       id=$(printf '%s' "$out" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
       [ -n "$id" ] || { echo "next said $out" >> "$2/errors"; continue; }
       echo "$id" >> "$2/$owner"
+      sleep 0.3 # the work
       while :; do
         pickup --owner "$owner" done "$id" > /dev/null 2>>"$2/$owner.err"; rc=$?
         case $rc in
