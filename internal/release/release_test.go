@@ -1,0 +1,291 @@
+package release
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testVersion is stamped by the release the test builds; every binary it
+// installs must say it.
+const testVersion = "v9.8.7-test.1"
+
+// repoRoot is the top of the checkout, two levels above this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func need(t *testing.T, programs ...string) {
+	t.Helper()
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Fatalf("%s is not on the PATH: the release test runs it (scripts/test installs node and npm when missing)", p)
+		}
+	}
+}
+
+// shipped lists the binaries the release must hold: pickup, and
+// pickup-board once its main package exists (scripts/release's list).
+func shipped(t *testing.T) []string {
+	t.Helper()
+	names := []string{"pickup"}
+	if _, err := os.Stat(filepath.Join(repoRoot(t), "internal", "cmd", "pickup-board")); err == nil {
+		names = append(names, "pickup-board")
+	}
+	return names
+}
+
+func TestRelease(t *testing.T) {
+	need(t, "bash", "go", "tar", "gzip", "node", "npm")
+	root := repoRoot(t)
+	dir := t.TempDir()
+	platform := runtime.GOOS + "/" + runtime.GOARCH
+	npmPlatform := runtime.GOOS + "-" + strings.Replace(runtime.GOARCH, "amd64", "x64", 1)
+
+	start := time.Now()
+	cmd := exec.Command(filepath.Join(root, "scripts", "release"), dir)
+	cmd.Env = append(os.Environ(), "PICKUP_VERSION="+testVersion, "PICKUP_RELEASE_PLATFORMS="+platform)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/release: %v\n%s", err, out)
+	} else {
+		t.Logf("scripts/release for %s took %v:\n%s", platform, time.Since(start).Round(time.Millisecond), out)
+	}
+
+	v := strings.TrimPrefix(testVersion, "v")
+	archive := filepath.Join(dir, fmt.Sprintf("pickup_%s_%s_%s.tar.gz", v, runtime.GOOS, runtime.GOARCH))
+	rootPkg := filepath.Join(dir, "pickup-dev-pickup-"+v+".tgz")
+	platformPkg := filepath.Join(dir, "pickup-dev-pickup-"+npmPlatform+"-"+v+".tgz")
+
+	t.Run("checksums", func(t *testing.T) {
+		checkChecksums(t, dir, filepath.Join(dir, "pickup_"+v+"_checksums.txt"),
+			[]string{archive, rootPkg, platformPkg})
+	})
+
+	extracted := t.TempDir()
+	t.Run("archive", func(t *testing.T) {
+		files := readTarGz(t, archive)
+		want := append(shipped(t), "README.md", "LICENSE")
+		var got []string
+		for name := range files {
+			got = append(got, name)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s holds %v, want %v", filepath.Base(archive), got, want)
+		}
+		for _, f := range []string{"README.md", "LICENSE"} {
+			if data, err := os.ReadFile(filepath.Join(root, f)); err != nil {
+				t.Fatal(err)
+			} else if !bytes.Equal(files[f].data, data) {
+				t.Errorf("%s in %s differs from the repository's", f, filepath.Base(archive))
+			}
+		}
+		for _, name := range shipped(t) {
+			if files[name].mode&0o111 != 0o111 {
+				t.Errorf("%s in the archive has mode %o, want executable", name, files[name].mode)
+			}
+			if err := os.WriteFile(filepath.Join(extracted, name), files[name].data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkVersion(t, filepath.Join(extracted, "pickup"))
+	})
+
+	t.Run("npm", func(t *testing.T) {
+		prefix := npmInstall(t, rootPkg, platformPkg)
+		for _, name := range shipped(t) {
+			onPath := filepath.Join(prefix, "bin", name)
+			// The command on the PATH is the native binary itself, byte for
+			// byte the archive's: no node launcher starts in between.
+			target, err := filepath.EvalSymlinks(onPath)
+			if err != nil {
+				t.Fatalf("%s: %v", onPath, err)
+			}
+			got, err := os.ReadFile(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want, err := os.ReadFile(filepath.Join(extracted, name)); err != nil {
+				t.Fatal(err)
+			} else if !bytes.Equal(got, want) {
+				t.Errorf("%s (-> %s) is not the native %s binary (starts %q): install.js did not put it in place of the launcher",
+					onPath, target, name, got[:min(len(got), 20)])
+			}
+		}
+		checkVersion(t, filepath.Join(prefix, "bin", "pickup"))
+	})
+
+	t.Run("npm-ignore-scripts", func(t *testing.T) {
+		// Without install scripts, bin/pickup stays the node launcher: it
+		// must still run the platform package's binary.
+		prefix := npmInstall(t, "--ignore-scripts", rootPkg, platformPkg)
+		onPath := filepath.Join(prefix, "bin", "pickup")
+		head := make([]byte, 2)
+		if f, err := os.Open(onPath); err != nil {
+			t.Fatal(err)
+		} else {
+			_, _ = io.ReadFull(f, head)
+			f.Close()
+		}
+		if string(head) != "#!" {
+			t.Fatalf("%s starts %q: with --ignore-scripts it should be the node launcher", onPath, head)
+		}
+		checkVersion(t, onPath)
+	})
+}
+
+// npmInstall installs the given files (and flags) with npm install -g into
+// a fresh prefix, without a network, and returns the prefix.
+func npmInstall(t *testing.T, args ...string) string {
+	t.Helper()
+	prefix := t.TempDir()
+	// A port that refuses connections: chosen free, then closed.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadRegistry := "http://" + l.Addr().String() + "/"
+	l.Close()
+	npmArgs := append([]string{"install", "-g", "--prefix", prefix, "--offline",
+		"--cache", filepath.Join(prefix, ".npm-cache"), "--registry", deadRegistry,
+		"--userconfig", filepath.Join(prefix, ".npmrc"),
+		"--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=warn"}, args...)
+	var cmd *exec.Cmd
+	if noNetwork() {
+		// A network namespace of its own: no interface but a loopback that
+		// is down. Nothing it does can reach a network.
+		cmd = exec.Command("unshare", append([]string{"--net", "npm"}, npmArgs...)...)
+	} else {
+		t.Log("no network namespace here (not root, or no unshare): npm runs --offline with an empty cache and a dead registry")
+		cmd = exec.Command("npm", npmArgs...)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	t.Logf("%s:\n%s", strings.Join(cmd.Args, " "), out)
+	return prefix
+}
+
+// noNetwork reports whether commands can be run in a network namespace of
+// their own (unshare --net: root, on Linux).
+func noNetwork() bool {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		return false
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return false
+	}
+	return exec.Command("unshare", "--net", "true").Run() == nil
+}
+
+func checkVersion(t *testing.T, exe string) {
+	t.Helper()
+	out, err := exec.Command(exe, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --version: %v\n%s", exe, err, out)
+	}
+	if !strings.HasPrefix(string(out), "pickup version "+testVersion+" (") {
+		t.Errorf("%s --version printed %q, want the stamped version %s", exe, out, testVersion)
+	}
+}
+
+func checkChecksums(t *testing.T, dir, sums string, want []string) {
+	t.Helper()
+	f, err := os.Open(sums)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var listed []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// sha256sum's format: the hex digest, two spaces, the file name.
+		sum, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok {
+			t.Fatalf("%s: line %q is not in sha256sum's format", sums, sc.Text())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("%s names %s: %v", sums, name, err)
+		}
+		h := sha256.Sum256(data)
+		if hex.EncodeToString(h[:]) != sum {
+			t.Errorf("%s: the SHA-256 of %s is %x, the file says %s", sums, name, h, sum)
+		}
+		listed = append(listed, name)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != filepath.Base(sums) && !slices.Contains(listed, e.Name()) {
+			t.Errorf("%s is not in %s", e.Name(), filepath.Base(sums))
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(listed, filepath.Base(w)) {
+			t.Errorf("%s is missing from %s", filepath.Base(w), filepath.Base(sums))
+		}
+	}
+}
+
+type tarFile struct {
+	mode int64
+	data []byte
+}
+
+func readTarGz(t *testing.T, path string) map[string]tarFile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	files := map[string]tarFile{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", path, h.Name, err)
+		}
+		files[h.Name] = tarFile{mode: h.Mode, data: data}
+	}
+	return files
+}
