@@ -118,6 +118,7 @@ func TestPluginManifests(t *testing.T) {
 		Homepage    string         `json:"homepage"`
 		Repository  string         `json:"repository"`
 		Keywords    []string       `json:"keywords"`
+		License     string         `json:"license"`
 	}
 	readJSON(t, "plugin/.claude-plugin/plugin.json", &manifest)
 	if manifest.Name != "pickup" || manifest.Version == "" || !strings.Contains(manifest.Description, "go install github.com/pickup-dev/pickup@latest") {
