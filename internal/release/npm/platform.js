@@ -16,6 +16,11 @@ function platformPackage() {
   return root.name + '-' + process.platform + '-' + process.arch
 }
 
+// tgz is the file npm pack makes of package name at this version.
+function tgz(name) {
+  return name.replace(/^@/, '').replace('/', '-') + '-' + root.version + '.tgz'
+}
+
 // The directory of the platform package at exactly this package's version:
 // beside this package (npm installs it there, or in this package's own
 // node_modules; an `npm install -g` of both .tgz files puts them side by
@@ -37,7 +42,8 @@ function platformDir() {
     const err = new Error(
       `${name} is not installed, so pickup has no binary here ` +
         '(npm skips optional dependencies with --omit=optional or --no-optional). ' +
-        `Install it again: npm install -g ${root.name}`)
+        `Install it again: npm install -g ${root.name}; from release files, name both: ` +
+        `npm install -g ${tgz(root.name)} ${tgz(name)}`)
     err.code = 'PICKUP_MISSING'
     throw err
   }
