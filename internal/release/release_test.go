@@ -72,12 +72,12 @@ func TestRelease(t *testing.T) {
 	}
 
 	v := strings.TrimPrefix(testVersion, "v")
-	archive := filepath.Join(dir, fmt.Sprintf("pickup_%s_%s_%s.tar.gz", v, runtime.GOOS, runtime.GOARCH))
+	archive := filepath.Join(dir, fmt.Sprintf("pickup_%s_%s.tar.gz", runtime.GOOS, runtime.GOARCH))
 	rootPkg := filepath.Join(dir, "pickup-dev-pickup-"+v+".tgz")
 	platformPkg := filepath.Join(dir, "pickup-dev-pickup-"+npmPlatform+"-"+v+".tgz")
 
 	t.Run("checksums", func(t *testing.T) {
-		checkChecksums(t, dir, filepath.Join(dir, "pickup_"+v+"_checksums.txt"),
+		checkChecksums(t, dir, filepath.Join(dir, "pickup_checksums.txt"),
 			[]string{archive, rootPkg, platformPkg})
 	})
 
