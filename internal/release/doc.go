@@ -2,11 +2,13 @@
 // its test.
 //
 // npm/ is the npm package @pickup-dev/pickup's own code: install.js, the
-// postinstall that puts this machine's native binaries in place of the node
-// launchers in bin/ (so that the `pickup` on the PATH starts no node
-// process), launcher.js, that stand-in, and platform.js, which finds the
-// platform package npm installed. scripts/release writes the package.json
-// files and packs them.
+// postinstall that puts this machine's native binaries in place of the
+// launchers in bin/ (so that the `pickup` on the PATH is the binary itself),
+// platform.js, which finds the platform package npm installed, and
+// launcher.sh, the stand-in left when install scripts do not run: it execs
+// the binary, so that no process of its own stays between pickup and what ran
+// it (pickup ties a claim's lease to that). scripts/release writes the
+// package.json files and packs them.
 //
 // The test runs scripts/release into a temporary directory (for this
 // machine's platform only), checks the checksums and the archive, installs

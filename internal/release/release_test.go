@@ -137,22 +137,61 @@ func TestRelease(t *testing.T) {
 	})
 
 	t.Run("npm-ignore-scripts", func(t *testing.T) {
-		// Without install scripts, bin/pickup stays the node launcher: it
-		// must still run the platform package's binary.
+		// Without install scripts, bin/pickup stays the sh launcher: it
+		// must still run the platform package's binary, and exec it.
 		prefix := npmInstall(t, "--ignore-scripts", rootPkg, platformPkg)
 		onPath := filepath.Join(prefix, "bin", "pickup")
-		head := make([]byte, 2)
+		head := make([]byte, 9)
 		if f, err := os.Open(onPath); err != nil {
 			t.Fatal(err)
 		} else {
 			_, _ = io.ReadFull(f, head)
 			f.Close()
 		}
-		if string(head) != "#!" {
-			t.Fatalf("%s starts %q: with --ignore-scripts it should be the node launcher", onPath, head)
+		if string(head) != "#!/bin/sh" {
+			t.Fatalf("%s starts %q: with --ignore-scripts it should be the sh launcher", onPath, head)
 		}
 		checkVersion(t, onPath)
+		checkExecs(t, onPath, filepath.Join(prefix, "lib", "node_modules", "@pickup-dev", "pickup-"+npmPlatform, "bin", "pickup"))
 	})
+}
+
+// checkExecs starts launcher with a command that blocks (next --wait on an
+// empty board) and checks that the process it started becomes the native
+// binary: the launcher execs it, so no process of its own sits between
+// pickup and what ran it. pickup ties a claim's lease to its invoker; a
+// launcher that waited for pickup (a node wrapper) would be that invoker,
+// gone when pickup returns, and the claim of a live worker would be reaped.
+func checkExecs(t *testing.T, launcher, native string) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Log("no /proc: not checking that the launcher execs")
+		return
+	}
+	board := filepath.Join(t.TempDir(), "board")
+	if out, err := exec.Command(launcher, "--dir", board, "init").CombinedOutput(); err != nil {
+		t.Fatalf("%s init: %v\n%s", launcher, err, out)
+	}
+	cmd := exec.Command(launcher, "--dir", board, "--owner", "waiter", "next", "--wait=30s")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	want, err := filepath.EvalSymlinks(native)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exe string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		exe, _ = os.Readlink(fmt.Sprintf("/proc/%d/exe", cmd.Process.Pid))
+		if exe == want {
+			return
+		}
+	}
+	t.Errorf("the process %s started runs %s, want %s itself: the launcher must exec the binary", launcher, exe, want)
 }
 
 // npmInstall installs the given files (and flags) with npm install -g into

@@ -1,10 +1,11 @@
 // npm's postinstall of @pickup-dev/pickup: puts this machine's native
 // binaries (from the optional dependency @pickup-dev/pickup-<os>-<cpu>) in
-// place of the node launchers in bin/, the way esbuild does. npm has linked
-// bin/<name> onto the PATH already; after this, running it runs the binary
-// directly: Claude Code's hooks start pickup at every tool call, and a node
-// process in between would cost each one tens of milliseconds. Nothing is
-// downloaded: npm installed the platform package like any other.
+// place of the sh launchers in bin/ (launcher.sh), the way esbuild does. npm
+// has linked bin/<name> onto the PATH already; after this, running it runs
+// the binary directly: Claude Code's hooks start pickup at every tool call,
+// and even the launcher's exec costs each one a shell and two commands.
+// Nothing is downloaded: npm installed the platform package like any
+// other.
 'use strict'
 
 const fs = require('fs')
@@ -43,7 +44,7 @@ function main() {
   } catch (err) {
     console.error('[@pickup-dev/pickup postinstall] ' + err.message)
     // An unsupported machine, or optional dependencies omitted on purpose:
-    // the launchers stay and say the same when run. Otherwise fail the
+    // the launchers stay and say what is missing when run. Otherwise fail the
     // install loudly rather than leave a pickup that cannot start.
     const omitted = (process.env.npm_config_omit || '').includes('optional')
     if (err.code !== 'PICKUP_UNSUPPORTED' && !omitted) {

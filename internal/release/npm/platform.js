@@ -1,7 +1,7 @@
 // Finds the native binaries of @pickup-dev/pickup for this machine: they are
 // in the package @pickup-dev/pickup-<platform>-<cpu> that npm installed as an
 // optional dependency (its "os" and "cpu" fields make npm skip the others).
-// Used by install.js (postinstall) and by the bin/ launchers.
+// Used by install.js (postinstall).
 'use strict'
 
 const fs = require('fs')
