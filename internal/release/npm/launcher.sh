@@ -9,33 +9,43 @@
 # live worker. scripts/release fills in @PACKAGE@ and @VERSION@.
 self=$0
 # npm links bin/<name> onto the PATH as a symbolic link: follow it to this
-# package.
+# package. Few commands: each is a process, at every start.
 while [ -L "$self" ]; do
 	link=$(readlink -- "$self") || break
 	case $link in
 	/*) self=$link ;;
-	*) self=$(dirname -- "$self")/$link ;;
+	*) self=${self%/*}/$link ;;
 	esac
 done
+case $self in
+*/*) bin=${self%/*} ;;
+*) bin=. ;;
+esac
 name=${self##*/}
-pkg=$(cd -P -- "$(dirname -- "$self")/.." && pwd) || exit 1
-case $(uname -s) in
+sm=$(uname -sm)
+case ${sm% *} in
 Linux) os=linux ;;
 Darwin) os=darwin ;;
-*) os=$(uname -s) ;;
+*) os=${sm% *} ;;
 esac
-case $(uname -m) in
+case ${sm#* } in
 x86_64 | amd64) cpu=x64 ;;
 aarch64 | arm64) cpu=arm64 ;;
-*) cpu=$(uname -m) ;;
+*) cpu=${sm#* } ;;
 esac
 platform=@PACKAGE@-$os-$cpu
 # Where npm puts the platform package: in this package's node_modules, or
 # beside it (an install of both .tgz files, or a flat node_modules).
-for dir in "$pkg/node_modules/$platform" "$(dirname -- "$pkg")/${platform##*/}"; do
+for dir in "$bin/../node_modules/$platform" "$bin/../../${platform##*/}"; do
 	[ -x "$dir/bin/$name" ] || continue
 	# Only this version's binary: another one's may not match these hooks.
-	if ! grep -q '"version": *"@VERSION@"' "$dir/package.json" 2>/dev/null; then
+	version=
+	while IFS= read -r line; do
+		case $line in
+		*'"version": "@VERSION@"'*) version=@VERSION@ ;;
+		esac
+	done <"$dir/package.json"
+	if [ "$version" != @VERSION@ ]; then
 		echo "$name: error: $dir is not version @VERSION@ of $platform: install both at one version: npm install -g @PACKAGE@@@VERSION@" >&2
 		exit 1
 	fi
