@@ -5,12 +5,18 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,9 +87,16 @@ func TestRelease(t *testing.T) {
 			[]string{archive, rootPkg, platformPkg})
 	})
 
+	// The archive's binaries, which the npm packages must hold too.
+	files := readTarGz(t, archive)
 	extracted := t.TempDir()
+	for _, name := range shipped(t) {
+		if err := os.WriteFile(filepath.Join(extracted, name), files[name].data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	t.Run("archive", func(t *testing.T) {
-		files := readTarGz(t, archive)
 		want := append(shipped(t), "README.md", "LICENSE")
 		var got []string
 		for name := range files {
@@ -104,9 +117,6 @@ func TestRelease(t *testing.T) {
 		for _, name := range shipped(t) {
 			if files[name].mode&0o111 != 0o111 {
 				t.Errorf("%s in the archive has mode %o, want executable", name, files[name].mode)
-			}
-			if err := os.WriteFile(filepath.Join(extracted, name), files[name].data, 0o755); err != nil {
-				t.Fatal(err)
 			}
 		}
 		checkVersion(t, filepath.Join(extracted, "pickup"))
@@ -132,6 +142,34 @@ func TestRelease(t *testing.T) {
 				t.Errorf("%s (-> %s) is not the native %s binary (starts %q): install.js did not put it in place of the launcher",
 					onPath, target, name, got[:min(len(got), 20)])
 			}
+		}
+		checkVersion(t, filepath.Join(prefix, "bin", "pickup"))
+	})
+
+	t.Run("npm-registry", func(t *testing.T) {
+		// What README gives: npm install -g @pickup-dev/pickup, from a
+		// registry (a stand-in on 127.0.0.1 serving the packed files): npm
+		// installs the platform package as an optional dependency, inside
+		// the root package, and nothing else.
+		reg := newRegistry(t, rootPkg, platformPkg)
+		prefix := t.TempDir()
+		cmd := exec.Command("npm", "install", "-g", "--prefix", prefix,
+			"--cache", filepath.Join(prefix, ".npm-cache"), "--registry", reg.URL+"/",
+			"--userconfig", filepath.Join(prefix, ".npmrc"),
+			"--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=warn", "@pickup-dev/pickup@"+v)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+		}
+		t.Logf("%s:\n%s", strings.Join(cmd.Args, " "), out)
+		got, err := os.ReadFile(filepath.Join(prefix, "bin", "pickup"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, err := os.ReadFile(filepath.Join(extracted, "pickup")); err != nil {
+			t.Fatal(err)
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("%s is not the native binary (starts %q)", filepath.Join(prefix, "bin", "pickup"), got[:min(len(got), 20)])
 		}
 		checkVersion(t, filepath.Join(prefix, "bin", "pickup"))
 	})
@@ -327,4 +365,66 @@ func readTarGz(t *testing.T, path string) map[string]tarFile {
 		files[h.Name] = tarFile{mode: h.Mode, data: data}
 	}
 	return files
+}
+
+// newRegistry serves the given npm .tgz files the way the npm registry does
+// (a packument per package name, the tarballs), on 127.0.0.1.
+func newRegistry(t *testing.T, tgzs ...string) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	packuments := map[string][]byte{}
+	for _, tgz := range tgzs {
+		data, err := os.ReadFile(tgz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var manifest map[string]any
+		if err := json.Unmarshal(readTgzFile(t, tgz, "package/package.json"), &manifest); err != nil {
+			t.Fatalf("%s: package.json: %v", tgz, err)
+		}
+		name, version := manifest["name"].(string), manifest["version"].(string)
+		sha1sum := sha1.Sum(data)
+		sha512sum := sha512.Sum512(data)
+		file := "/tarballs/" + filepath.Base(tgz)
+		manifest["_id"] = name + "@" + version
+		manifest["dist"] = map[string]string{
+			"tarball":   srv.URL + file,
+			"shasum":    hex.EncodeToString(sha1sum[:]),
+			"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sha512sum[:]),
+		}
+		packument, err := json.Marshal(map[string]any{
+			"name":      name,
+			"dist-tags": map[string]string{"latest": version},
+			"versions":  map[string]any{version: manifest},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		packuments[name] = packument
+		mux.HandleFunc(file, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(data) })
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// npm asks for /@scope%2fname: the path arrives unescaped.
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		p, ok := packuments[name]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(p)
+	})
+	return srv
+}
+
+// readTgzFile returns one file of a .tgz.
+func readTgzFile(t *testing.T, tgz, name string) []byte {
+	t.Helper()
+	f, ok := readTarGz(t, tgz)[name]
+	if !ok {
+		t.Fatalf("%s holds no %s", tgz, name)
+	}
+	return f.data
 }
