@@ -62,6 +62,9 @@ func shipped(t *testing.T) []string {
 }
 
 func TestRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds pickup and installs it with npm (20 s to a few minutes)")
+	}
 	need(t, "bash", "go", "tar", "gzip", "node", "npm")
 	root := repoRoot(t)
 	dir := t.TempDir()
