@@ -176,8 +176,8 @@ type WaitsFound struct {
 	Waits map[string]sessions.Waits
 }
 
-// FeedStatus: the watcher or the shared board's fetch failed, or
-// recovered ("" errors). Fetched, if set, is a fetch that succeeded.
+// FeedStatus: the watcher stopped (WatchErr), a shared board's fetch
+// failed (FetchErr) or succeeded (Fetched, which clears FetchErr).
 type FeedStatus struct {
 	At                 time.Time
 	WatchErr, FetchErr string
@@ -237,11 +237,14 @@ func (e WaitsFound) apply(s *State) {
 }
 
 func (e FeedStatus) apply(s *State) {
-	s.WatchErr, s.FetchErr = e.WatchErr, e.FetchErr
 	if e.WatchErr != "" {
-		s.watching = false
+		s.WatchErr, s.watching = e.WatchErr, false
+	}
+	if e.FetchErr != "" {
+		s.FetchErr = e.FetchErr
 	}
 	if !e.Fetched.IsZero() {
+		s.FetchErr = ""
 		s.seen(e.Fetched)
 	}
 }
@@ -434,11 +437,12 @@ func (s *State) Oldest() (waiting, held *Item) {
 	for _, it := range s.items {
 		switch it.State {
 		case sessions.Todo:
-			if waiting == nil || it.CreatedAt.Before(waiting.CreatedAt) {
+			if waiting == nil || sessions.Compare(sessions.Session{ID: it.ID, Meta: sessions.Meta{CreatedAt: it.CreatedAt}},
+				sessions.Session{ID: waiting.ID, Meta: sessions.Meta{CreatedAt: waiting.CreatedAt}}) < 0 {
 				waiting = it
 			}
 		case sessions.Doing:
-			if held == nil || it.Since.Before(held.Since) {
+			if held == nil || it.Since.Before(held.Since) || it.Since.Equal(held.Since) && it.ID < held.ID {
 				held = it
 			}
 		}

@@ -548,7 +548,7 @@ func movementBlock(s *State, o Options) *block {
 		if e.From == "" {
 			where = "→ " + e.To
 		}
-		text := fmt.Sprintf("  %s  %-7s %s  %s", e.Time.In(o.Now.Location()).Format("15:04:05"), Clean(e.Op), e.ID, Clean(where))
+		text := fmt.Sprintf("  %s  %-7s %-21s  %s", e.Time.In(o.Now.Location()).Format("15:04:05"), Clean(e.Op), e.ID, Clean(where))
 		if e.Owner != "" && !strings.Contains(e.To, e.Owner) && !strings.Contains(e.From, e.Owner) {
 			text += "  by " + Clean(e.Owner)
 		}
