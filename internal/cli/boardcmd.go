@@ -107,4 +107,3 @@ func findBoardProgram(path string) (string, error) {
 	}
 	return "", exitError{code: ExitUsage, err: boardMissing{}}
 }
-
