@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -92,10 +93,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	snap.Watching = true
 	m := &model{feed: feed, state: boardview.New(snap), ui: ui, w: 120, h: 40}
-	// bubbletea's renderer wakes at its frame rate even when nothing
-	// changed; 20 a second keeps an update within 50 ms of its event and
-	// an idle board's cost far below a clock tick (see the board topic).
-	p := tea.NewProgram(m, tea.WithFPS(20), tea.WithContext(ctx))
+	// An update reaches the screen within a frame; frames stops the
+	// ticker while nothing happens.
+	fps := 30
+	if n, err := strconv.Atoi(os.Getenv("PICKUP_BOARD_FPS")); err == nil && n > 0 {
+		fps = n // for measuring
+	}
+	m.fps, m.tick = fps, os.Getenv("PICKUP_BOARD_TICK") == "1"
+	p := tea.NewProgram(m, tea.WithFPS(fps), tea.WithContext(ctx))
+	m.program = p
 	go feed.Run(ctx, func(batch []boardview.Event) { p.Send(batchMsg(batch)) })
 	if _, err := p.Run(); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "pickup: error: %s\n", err)

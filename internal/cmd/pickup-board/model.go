@@ -18,6 +18,13 @@ type model struct {
 	// label is the generation of the pending age-label redraw: only the
 	// newest one redraws.
 	label int
+
+	program *tea.Program
+	fps     int
+	frames  frames
+	// tick keeps bubbletea's frame ticker running always (what bubbletea
+	// does by itself; PICKUP_BOARD_TICK=1, for measuring).
+	tick bool
 }
 
 // Messages.
@@ -28,7 +35,13 @@ type (
 	labelMsg  int // the age label is due to change (its generation)
 )
 
-func (m *model) Init() tea.Cmd { return m.nextLabel() }
+func (m *model) Init() tea.Cmd {
+	if !m.tick {
+		m.frames.start(m.program, m.fps)
+		m.frames.wake()
+	}
+	return m.nextLabel()
+}
 
 // nextLabel waits until the header's age label changes: the only redraw
 // of a board where nothing happens (boardview.NextRedraw).
@@ -40,6 +53,8 @@ func (m *model) nextLabel() tea.Cmd {
 }
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	// Whatever comes may change the screen: the next frames draw it.
+	m.frames.wake()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
