@@ -31,7 +31,6 @@ import (
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
-	"golang.org/x/sys/unix"
 )
 
 // Feed reads one board.
@@ -126,9 +125,8 @@ func (f *Feed) Snapshot() (boardview.Snapshot, error) {
 // rename into doing/ (the rename sets the file's ctime).
 func (f *Feed) item(s sessions.Session) boardview.Item {
 	it := boardview.Item{Session: s}
-	var st unix.Stat_t
-	if s.Path != "" && unix.Lstat(s.Path, &st) == nil {
-		it.Since = time.Unix(st.Ctim.Unix())
+	if s.Path != "" {
+		it.Since = changeTime(s.Path)
 	}
 	return it
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/pickup-dev/pickup/internal/boardview"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
-	"golang.org/x/sys/unix"
 )
 
 // live is what Run keeps while it runs.
@@ -36,11 +35,7 @@ func (l *live) stopFd() int { return l.stop }
 // board.
 func (f *Feed) Run(ctx context.Context, send func([]boardview.Event)) {
 	l := &live{f: f, ctx: ctx, out: make(chan boardview.Event, 4096), waited: map[string]bool{}, due: map[string]time.Time{}}
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err == nil {
-		l.stop = p[0]
-		go func() { <-ctx.Done(); unix.Close(p[1]) }()
-	}
+	l.startStop()
 	l.timer = time.AfterFunc(time.Hour, l.fire)
 	l.timer.Stop()
 	defer l.timer.Stop()

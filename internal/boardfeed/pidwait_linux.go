@@ -2,6 +2,7 @@ package boardfeed
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/pickup-dev/pickup/internal/proc"
 	"golang.org/x/sys/unix"
@@ -56,4 +57,26 @@ func (l *live) pidWait(p proc.Process, exited func()) {
 			done()
 		}
 	}()
+}
+
+// startStop makes l.stop, which the pollers of pidWait also wait on: the
+// read end of a pipe whose write end closes when l.ctx ends.
+func (l *live) startStop() {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		l.stop = -1
+		return
+	}
+	l.stop = p[0]
+	go func() { <-l.ctx.Done(); unix.Close(p[1]) }()
+}
+
+// changeTime is path's ctime: for a session in doing/, when it was
+// renamed there (its claim); zero if it cannot be read.
+func changeTime(path string) time.Time {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil {
+		return time.Time{}
+	}
+	return time.Unix(st.Ctim.Unix())
 }
