@@ -93,7 +93,7 @@ func (l *live) change(c claim.Change) {
 	f := l.f
 	switch c.Event {
 	case "removed":
-		l.emit(boardview.Removed{At: c.Time, ID: c.ID})
+		l.emit(boardview.Removed{At: c.Time, ID: c.ID, State: c.State, Owner: c.Owner})
 		return
 	case "rescan":
 		if snap, err := f.Snapshot(); err == nil {

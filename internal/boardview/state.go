@@ -138,10 +138,15 @@ type Arrived struct {
 	Item Item
 }
 
-// Removed: a session file is gone from the board.
+// Removed: a session's file is gone from State (and Owner, in doing/).
+// The session may have arrived elsewhere first (a shared board's fetch
+// writes the new place before it deletes the old): only the file where
+// the board has it counts.
 type Removed struct {
-	At time.Time
-	ID string
+	At    time.Time
+	ID    string
+	State sessions.State
+	Owner string
 }
 
 // Judged: an owner judged anew (a heartbeat, a death, a lease going
@@ -200,7 +205,7 @@ func (e Arrived) apply(s *State) {
 }
 
 func (e Removed) apply(s *State) {
-	if _, ok := s.items[e.ID]; ok {
+	if it, ok := s.items[e.ID]; ok && (e.State == "" || it.State == e.State && it.Owner == e.Owner) {
 		delete(s.items, e.ID)
 		s.waiting = nil
 	}

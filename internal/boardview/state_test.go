@@ -155,9 +155,17 @@ func TestFold(t *testing.T) {
 				t.Errorf("peer-c: elsewhere %v, holds %v", r.Elsewhere, holds(r))
 			}
 		}},
-		{"removed", []Event{Removed{At: at, ID: fix}}, func(t *testing.T, s *State) {
+		{"removed", []Event{Removed{At: at, ID: fix, State: sessions.Todo}}, func(t *testing.T, s *State) {
 			if _, ok := s.Item(fix); ok || slices.Contains(waitingIDs(s), fix) {
 				t.Errorf("%s is still on the board", fix)
+			}
+		}},
+		{"removed from where it was, after it arrived elsewhere", []Event{
+			Arrived{At: at, Item: claimed(fix, "peer-b")},
+			Removed{At: at, ID: fix, State: sessions.Todo},
+		}, func(t *testing.T, s *State) {
+			if got := holds(ownerRow(t, s, "peer-b")); !slices.Contains(got, fix) {
+				t.Errorf("the removal of the old todo file took the claim off the board: peer-b holds %v", got)
 			}
 		}},
 		{"what waits, once its dependency is done", []Event{

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -255,30 +256,34 @@ func (b *block) lay(w int, selected string) []line {
 }
 
 func headerText(s *State, u *UI, o Options) string {
-	where := "pickup board " + Clean(s.Dir)
+	dir := Clean(s.Dir)
+	shared := ""
 	if s.Shared != "" {
-		where += " (shared via " + Clean(s.Shared) + ")"
+		shared = " (shared via " + Clean(s.Shared) + ")"
 	}
 	counts := fmt.Sprintf("%d todo  %d doing  %d done  %d failed", s.Count(sessions.Todo), s.Count(sessions.Doing), s.Count(sessions.Done), s.Count(sessions.Failed))
-	updated := "updated " + s.Updated.In(o.Now.Location()).Format("15:04:05") + " (" + labelAge(o.Now.Sub(s.Updated)) + ")"
-	if s.Updated.IsZero() {
-		updated = ""
-	}
-	left := where + "  " + counts
 	if !u.Filter.empty() {
-		left += "  filter:" + filterText(u.Filter)
+		counts += "  filter:" + filterText(u.Filter)
+	}
+	updated := ""
+	if !s.Updated.IsZero() {
+		updated = "updated " + s.Updated.In(o.Now.Location()).Format("15:04:05") + " (" + labelAge(o.Now.Sub(s.Updated)) + ")"
+	}
+	// The counts and the age matter most, then whether the board is
+	// shared, then where it is: a long path is cut at its start.
+	room := o.Width - width(counts) - width(updated) - width(shared) - len("pickup board ") - 4
+	left := counts
+	switch {
+	case room >= width(dir):
+		left = "pickup board " + dir + shared + "  " + counts
+	case room >= 12:
+		left = "pickup board " + ansi.TruncateLeft(dir, width(dir)-room+1, "…") + shared + "  " + counts
+	case o.Width-width(counts)-width(updated)-width(shared)-2 >= 0:
+		left = counts + shared
 	}
 	gap := o.Width - width(left) - width(updated)
-	if gap < 2 {
-		// Narrow: the counts and the age matter more than the path.
-		left = counts
-		if !u.Filter.empty() {
-			left += " filter:" + filterText(u.Filter)
-		}
-		gap = o.Width - width(left) - width(updated)
-		if gap < 1 {
-			return left
-		}
+	if gap < 1 {
+		return left
 	}
 	return left + strings.Repeat(" ", gap) + updated
 }
@@ -312,7 +317,7 @@ func staleWhy(s *State) string {
 }
 
 func ownersBlock(s *State, u *UI, o Options) *block {
-	cols := []column{{name: "  OWNER", max: 28}, {name: "STATE"}, {name: "HOST", max: 16, drop: 3}, {name: "LEASE", drop: 4},
+	cols := []column{{name: "  OWNER", max: 34}, {name: "STATE"}, {name: "HOST", max: 16, drop: 3}, {name: "LEASE", drop: 4},
 		{name: "HEARTBEAT", drop: 2}, {name: "HOLDS", drop: 5}, {name: "WHY", flex: true, drop: 1}}
 	var cells [][]string
 	var tones []tone
@@ -352,7 +357,10 @@ func ownersBlock(s *State, u *UI, o Options) *block {
 				beat = "seen " + beat
 			}
 		}
-		why := Clean(r.Reason)
+		// The reason's "last heartbeat Ns ago" was true when judged; the
+		// HEARTBEAT column says it as of now.
+		reason, _, _ := strings.Cut(r.Reason, "; last heartbeat ")
+		why := Clean(reason)
 		if len(r.Holds) == 0 && !r.LastSeen.IsZero() {
 			why = "holds nothing; last event " + ageText(o.Now.Sub(r.LastSeen)) + " ago" + sep(why)
 		}
@@ -639,4 +647,4 @@ func detailLines(s *State, u *UI, o Options) []line {
 	return append(out, line{text: fit("esc back  ↑↓ scroll  q quit", o.Width), tone: dim})
 }
 
-func width(s string) int { return len([]rune(s)) }
+func width(s string) int { return ansi.StringWidth(s) }
