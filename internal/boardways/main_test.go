@@ -2,6 +2,7 @@ package boardways
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"fmt"
 	"os"
@@ -28,7 +29,7 @@ var (
 
 // binDir builds pickup and, beside it, pickup-board (where pickup board
 // looks first), and returns their folder.
-func binDir(t *testing.T) string {
+func binDir(t testing.TB) string {
 	t.Helper()
 	exe := build.Path(t, tmpRoot)
 	dir := filepath.Dir(exe)
@@ -61,13 +62,14 @@ func env(bin, board string) []string {
 
 // term is a tmux server of the test's own (its own socket) with one pane.
 type term struct {
-	t      *testing.T
+	t      testing.TB
 	socket string
 	env    []string
+	poll   time.Duration // between two looks at the screen (default 20 ms)
 }
 
 // newTerm starts cmd in a detached tmux session of w×h.
-func newTerm(t *testing.T, env []string, w, h int, cmd string) *term {
+func newTerm(t testing.TB, env []string, w, h int, cmd string) *term {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (scripts/test installs it)")
@@ -107,7 +109,7 @@ func (tm *term) waitFor(what string, limit time.Duration, ok func(screen string)
 		if time.Since(start) > limit {
 			tm.t.Fatalf("%s: not on the screen after %v:\n%s", what, limit, s)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(cmp.Or(tm.poll, 20*time.Millisecond))
 	}
 }
 
@@ -122,7 +124,7 @@ func (tm *term) panePID() int {
 }
 
 // cpuTicks is the CPU time pid used so far (utime + stime, clock ticks).
-func cpuTicks(t *testing.T, pid int) int {
+func cpuTicks(t testing.TB, pid int) int {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

@@ -171,7 +171,7 @@ func TestBoardInTmux(t *testing.T) {
 
 // childNamed returns the process named name among ppid and its children
 // (the pane's shell runs pickup, which hands over to pickup-board).
-func childNamed(t *testing.T, ppid int, name string) int {
+func childNamed(t testing.TB, ppid int, name string) int {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if comm(ppid) == name {
