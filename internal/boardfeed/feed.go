@@ -91,10 +91,18 @@ func (f *Feed) leasesDir() string { return filepath.Join(f.B.RuntimeDir(), "leas
 // Snapshot reads the whole board.
 func (f *Feed) Snapshot() (boardview.Snapshot, error) {
 	snap := boardview.Snapshot{At: f.now(), Dir: f.B.Dir, Shared: f.Remote, Stale: f.stale}
-	list, err := f.B.List(sessions.Todo, sessions.Doing, sessions.Done)
+	list, err := f.B.List(sessions.Todo, sessions.Doing)
 	if err != nil {
 		return snap, err
 	}
+	// Finished sessions only count, and say what is done for the waits:
+	// their listing trusts the cache while the inode is unchanged (no stat
+	// per file), as next's does.
+	done, err := f.B.ListState(sessions.Done, false)
+	if err != nil {
+		return snap, err
+	}
+	list = append(list, done...)
 	snap.Items = make([]boardview.Item, 0, len(list))
 	for _, s := range list {
 		snap.Items = append(snap.Items, f.item(s))
@@ -125,7 +133,7 @@ func (f *Feed) Snapshot() (boardview.Snapshot, error) {
 // rename into doing/ (the rename sets the file's ctime).
 func (f *Feed) item(s sessions.Session) boardview.Item {
 	it := boardview.Item{Session: s}
-	if s.Path != "" {
+	if s.State == sessions.Doing && s.Path != "" {
 		it.Since = changeTime(s.Path)
 	}
 	return it
@@ -250,7 +258,9 @@ func (f *Feed) readLog(all bool) ([]sessions.Event, error) {
 		return nil, err
 	}
 	if all || info.Size() < f.logOff {
-		f.logOff = 0
+		// The board shows the tail: a log of years is read from its last
+		// MiB (thousands of events, hours of a busy board).
+		f.logOff = max(info.Size()-logTail, 0)
 	}
 	if info.Size() == f.logOff {
 		return nil, nil
@@ -261,6 +271,15 @@ func (f *Feed) readLog(all bool) ([]sessions.Event, error) {
 		return nil, err
 	}
 	data = data[:n]
+	if f.logOff > 0 && all {
+		// Started inside a line: from the next one.
+		start := bytes.IndexByte(data, '\n')
+		if start < 0 {
+			return nil, nil
+		}
+		f.logOff += int64(start + 1)
+		data = data[start+1:]
+	}
 	end := bytes.LastIndexByte(data, '\n')
 	if end < 0 {
 		return nil, nil
@@ -270,6 +289,9 @@ func (f *Feed) readLog(all bool) ([]sessions.Event, error) {
 	events, _, err := sessions.ReadEvents(bytes.NewReader(data), "")
 	return events, err
 }
+
+// logTail is how much of the event log's end a snapshot reads.
+const logTail = 1 << 20
 
 // Read reads session id for the detail view: its file and its history.
 func (f *Feed) Read(id string) boardview.Detail {

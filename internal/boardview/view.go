@@ -132,6 +132,10 @@ type block struct {
 	ids    []string // per row; "" for a row that is not a session
 	none   string   // the row shown when there are none
 	want   int      // lines given so far
+	// more is how many rows follow rows that were not drawn at all: no
+	// screen shows them (a todo of thousands draws the screenful around
+	// the selection).
+	more int
 }
 
 func boardLines(s *State, u *UI, o Options) []line {
@@ -156,7 +160,7 @@ func boardLines(s *State, u *UI, o Options) []line {
 	// waits, the history.
 	room := o.Height - len(head) - 1
 	need := func(b *block) int {
-		n := len(b.rows)
+		n := len(b.rows) + b.more
 		if n == 0 {
 			n = 1
 		}
@@ -233,7 +237,7 @@ func (b *block) lay(w int, selected string) []line {
 		return out
 	}
 	first, last := 0, len(b.rows)
-	if last > room {
+	if last > room || (b.more > 0 && last >= room) {
 		last = max(room-1, 1) // the last line says how many more
 		for i, id := range b.ids {
 			if id != "" && id == selected && i >= last {
@@ -249,7 +253,7 @@ func (b *block) lay(w int, selected string) []line {
 		}
 		out = append(out, l)
 	}
-	if more := len(b.rows) - last; last < len(b.rows) && last < room {
+	if more := len(b.rows) + b.more - last; more > 0 && last < room {
 		out = append(out, line{text: fit(fmt.Sprintf("  … %d more", more), w), tone: dim})
 	}
 	return out
@@ -419,8 +423,22 @@ func waitingBlock(s *State, u *UI, o Options) *block {
 	var tones []tone
 	var ids []string
 	all := s.Waiting()
+	// Rows are drawn up to a screenful past the selection; the rest only
+	// count (and can be selected: their ids are kept).
+	limit := o.Height
+	for i, it := range all {
+		if it.ID == u.Selected {
+			limit = i + 1 + o.Height
+		}
+	}
+	more := 0
 	for _, it := range all {
 		if !u.Filter.keeps(it) {
+			continue
+		}
+		if len(cells) >= limit {
+			more++
+			ids = append(ids, it.ID)
 			continue
 		}
 		title := Clean(it.Title)
@@ -437,7 +455,7 @@ func waitingBlock(s *State, u *UI, o Options) *block {
 		ids = append(ids, it.ID)
 	}
 	header, lines := table(o.Width, cols, cells)
-	b := &block{title: fmt.Sprintf("WAITING (%d, in the order next takes them)", len(all)), header: header, ids: ids, none: "nothing waits in todo/"}
+	b := &block{title: fmt.Sprintf("WAITING (%d, in the order next takes them)", len(all)), header: header, ids: ids, none: "nothing waits in todo/", more: more}
 	for i, l := range lines {
 		b.rows = append(b.rows, line{text: l, tone: tones[i]})
 	}
