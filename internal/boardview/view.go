@@ -574,7 +574,8 @@ func movementBlock(s *State, o Options) *block {
 		if e.From == "" {
 			where = "→ " + e.To
 		}
-		text := fmt.Sprintf("  %s  %-7s %-21s  %s", e.Time.In(o.Now.Location()).Format("15:04:05"), Clean(e.Op), e.ID, Clean(where))
+		// Ages, as everywhere on the board (the detail view gives times).
+		text := fmt.Sprintf("  %4s ago  %-7s %-21s  %s", ageText(o.Now.Sub(e.Time)), Clean(e.Op), e.ID, Clean(where))
 		if e.Owner != "" && !strings.Contains(e.To, e.Owner) && !strings.Contains(e.From, e.Owner) {
 			text += "  by " + Clean(e.Owner)
 		}

@@ -110,7 +110,7 @@ func TestBoardInTmux(t *testing.T) {
 	}
 	a1.await(".done")
 	tm.waitFor("agent-1's done", time.Second, func(s string) bool {
-		return strings.Contains(s, "1 done") && strings.Contains(s, "done    "+id1)
+		return strings.Contains(s, "1 done") && strings.Contains(s, "ago  done    "+id1)
 	})
 
 	// An agent killed with SIGKILL shows dead within five seconds.
