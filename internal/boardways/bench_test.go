@@ -22,7 +22,8 @@ import (
 // BenchmarkBoardStart/floor is an empty Go program that switches to the
 // alternate screen and prints one line, started and read the same way: the
 // cost of tmux and of polling capture-pane, beside which the board's start
-// is given.
+// is given; /bubbletea-floor is the smallest bubbletea program doing the
+// same (testdata/teafloor): what the terminal library costs by itself.
 
 // benchBoard makes a board of n sessions: half waiting, ten held by five
 // owners, the rest done, with an event log of a line per done session.
@@ -88,6 +89,13 @@ func BenchmarkBoardStart(b *testing.B) {
 		floor := floorProgram(b)
 		startLoop(b, env(bin, b.TempDir()), "exec "+floor, "q quit")
 	})
+	b.Run("bubbletea-floor", func(b *testing.B) {
+		floor := filepath.Join(b.TempDir(), "teafloor")
+		if out, err := exec.Command("go", "build", "-o", floor, "./testdata/teafloor").CombinedOutput(); err != nil {
+			b.Fatalf("build teafloor: %v\n%s", err, out)
+		}
+		startLoop(b, env(bin, b.TempDir()), "exec "+floor, "q quit")
+	})
 	for _, n := range []int{100, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			dir := benchBoard(b, n)
@@ -98,6 +106,7 @@ func BenchmarkBoardStart(b *testing.B) {
 
 func startLoop(b *testing.B, e []string, cmd string, want ...string) {
 	var total time.Duration
+	cpu := 0
 	for b.Loop() {
 		start := time.Now()
 		tm := newTerm(b, e, 120, 40, cmd)
@@ -111,9 +120,14 @@ func startLoop(b *testing.B, e []string, cmd string, want ...string) {
 			return true
 		})
 		total += time.Since(start)
+		// On a loaded machine the wall time is mostly waiting for a CPU:
+		// the CPU time the program used up to its first screen says what
+		// it costs.
+		cpu += cpuTicks(b, tm.panePID())
 		_ = exec.Command("tmux", "-L", tm.socket, "kill-server").Run()
 	}
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/first-screen")
+	b.ReportMetric(float64(cpu)*10/float64(b.N), "cpu-ms/first-screen")
 }
 
 // BenchmarkClaimShows: from pickup claim returning to the claim on the
