@@ -91,6 +91,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, boardview.Plain(boardview.New(snap), &ui, boardview.Options{Width: w, Height: h, Now: time.Now()}))
 		return 0
 	}
+	if !term.IsTerminal(os.Stdout.Fd()) || !term.IsTerminal(os.Stdin.Fd()) {
+		fmt.Fprintf(stderr, "pickup: error: the live board needs a terminal\npickup: hint: run `pickup board --once` for a snapshot as plain text\n")
+		return 2
+	}
 	snap.Watching = true
 	m := &model{feed: feed, state: boardview.New(snap), ui: ui, w: 120, h: 40}
 	// An update reaches the screen within a frame; frames stops the
