@@ -76,6 +76,7 @@ type State struct {
 	watching           bool
 
 	waiting []*Item // todo in next order; nil when it must be rebuilt
+	counts  map[sessions.State]int
 }
 
 // Board keeps this much of the history.
@@ -93,7 +94,8 @@ func New(snap Snapshot) *State {
 
 func (s *State) reset(snap Snapshot) {
 	*s = State{Dir: snap.Dir, Shared: snap.Shared, Stale: snap.Stale, Updated: snap.At, watching: snap.Watching,
-		items: make(map[string]*Item, len(snap.Items)), owners: map[string]*Owner{}, locks: snap.Locks}
+		items: make(map[string]*Item, len(snap.Items)), owners: map[string]*Owner{}, locks: snap.Locks,
+		counts: map[sessions.State]int{}}
 	for _, it := range snap.Items {
 		s.put(it)
 	}
@@ -104,8 +106,12 @@ func (s *State) reset(snap Snapshot) {
 }
 
 func (s *State) put(it Item) {
+	if old := s.items[it.ID]; old != nil {
+		s.counts[old.State]--
+	}
 	cp := it
 	s.items[it.ID] = &cp
+	s.counts[it.State]++
 	s.waiting = nil
 }
 
@@ -206,6 +212,7 @@ func (e Arrived) apply(s *State) {
 
 func (e Removed) apply(s *State) {
 	if it, ok := s.items[e.ID]; ok && (e.State == "" || it.State == e.State && it.Owner == e.Owner) {
+		s.counts[it.State]--
 		delete(s.items, e.ID)
 		s.waiting = nil
 	}
@@ -280,15 +287,7 @@ func (s *State) Item(id string) (Item, bool) {
 }
 
 // Count returns how many sessions are in st.
-func (s *State) Count(st sessions.State) int {
-	n := 0
-	for _, it := range s.items {
-		if it.State == st {
-			n++
-		}
-	}
-	return n
-}
+func (s *State) Count(st sessions.State) int { return s.counts[st] }
 
 // Waiting returns todo in the order next takes it (sessions.Compare).
 func (s *State) Waiting() []*Item {

@@ -123,8 +123,8 @@ func TestFold(t *testing.T) {
 			Arrived{At: at, Item: item(mine, sessions.Done, "", sessions.Medium, 55*time.Minute, "Second session of agent-1")},
 			Logged{At: at, Events: []sessions.Event{{Time: at, ID: mine, Op: "done", From: "doing/agent-1", To: "done", Owner: "agent-1"}}},
 		}, func(t *testing.T, s *State) {
-			if got := s.Count(sessions.Done); got != 9 {
-				t.Errorf("%d done, want 9", got)
+			if done, doing := s.Count(sessions.Done), s.Count(sessions.Doing); done != 9 || doing != 4 {
+				t.Errorf("%d done and %d doing, want 9 and 4", done, doing)
 			}
 			c := s.Throughput(at, sparkEvery, 24)
 			if c[len(c)-1] != 2 { // the fixture's newest done is 3 minutes old
