@@ -129,4 +129,3 @@ func conflictsOf(t *testing.T, dir, id string) []string {
 	sort.Strings(out)
 	return out
 }
-
