@@ -88,6 +88,11 @@ func clean(s string, keepLines bool) bool {
 
 // appendEscaped appends p to dst, escaped.
 func appendEscaped(dst, p []byte, keepLines bool) []byte {
+	return appendEscapedDEL(dst, p, keepLines, `\x7f`)
+}
+
+// appendEscapedDEL is appendEscaped with del for DEL.
+func appendEscapedDEL(dst, p []byte, keepLines bool, del string) []byte {
 	for i := 0; i < len(p); {
 		c := p[i]
 		if c >= 0x20 && c < 0x7f || keepLines && (c == '\n' || c == '\t') {
@@ -99,7 +104,9 @@ func appendEscaped(dst, p []byte, keepLines bool) []byte {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			dst = fmt.Appendf(dst, `\x%02x`, c)
-		case r < 0x20 || r == 0x7f:
+		case r == 0x7f:
+			dst = append(dst, del...)
+		case r < 0x20:
 			dst = fmt.Appendf(dst, `\x%02x`, r)
 		case unsafeRune(r):
 			dst = fmt.Appendf(dst, `\u%04x`, r)
@@ -111,19 +118,19 @@ func appendEscaped(dst, p []byte, keepLines bool) []byte {
 	return dst
 }
 
-// JSON returns encoded JSON with every C1 control and bidirectional
+// JSON returns encoded JSON with DEL and every C1 control and bidirectional
 // character written as a \uNNNN escape (encoding/json leaves them raw; it
 // already escapes C0 controls and replaces invalid UTF-8). In JSON these
 // characters can only stand inside a string, where the escape means the
 // same character.
 func JSON(data []byte) []byte {
-	if !bytes.ContainsAny(data, "\u0080\u0081\u0082\u0083\u0084\u0085\u0086\u0087\u0088\u0089\u008a\u008b\u008c\u008d\u008e\u008f\u0090\u0091\u0092\u0093\u0094\u0095\u0096\u0097\u0098\u0099\u009a\u009b\u009c\u009d\u009e\u009f\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069") {
+	if !bytes.ContainsAny(data, "\x7f\u0080\u0081\u0082\u0083\u0084\u0085\u0086\u0087\u0088\u0089\u008a\u008b\u008c\u008d\u008e\u008f\u0090\u0091\u0092\u0093\u0094\u0095\u0096\u0097\u0098\u0099\u009a\u009b\u009c\u009d\u009e\u009f\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069") {
 		return data
 	}
 	out := make([]byte, 0, len(data)+16)
 	for i := 0; i < len(data); {
 		r, size := utf8.DecodeRune(data[i:])
-		if r >= 0x80 && unsafeRune(r) {
+		if r == 0x7f || r >= 0x80 && unsafeRune(r) {
 			out = fmt.Appendf(out, `\u%04x`, r)
 		} else {
 			out = append(out, data[i:i+size]...)
@@ -135,7 +142,10 @@ func JSON(data []byte) []byte {
 
 // A Writer escapes everything written through it as Text does, before it
 // reaches w: the net under a command's whole output, so that a field that
-// was printed without Line still cannot reach the terminal raw. A UTF-8
+// was printed without Line still cannot reach the terminal raw. It writes
+// DEL as \u007f, not \x7f: encoding/json leaves DEL raw, and JSON that
+// passes through a Writer must stay JSON (its other raw characters can
+// only be C1 and bidirectional ones, whose \u escapes JSON reads too). A UTF-8
 // sequence split between two writes is held back until it is complete (or
 // Flush). It is safe for concurrent use; writes are passed on whole, in
 // order.
@@ -170,7 +180,7 @@ func (sw *Writer) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
-	sw.buf = appendEscaped(sw.buf[:0], data, true)
+	sw.buf = appendEscapedDEL(sw.buf[:0], data, true, `\u007f`)
 	if _, err := sw.w.Write(sw.buf); err != nil {
 		return 0, err
 	}
@@ -184,7 +194,7 @@ func (sw *Writer) Flush() error {
 	if len(sw.pending) == 0 {
 		return nil
 	}
-	out := appendEscaped(nil, sw.pending, true)
+	out := appendEscapedDEL(nil, sw.pending, true, `\u007f`)
 	sw.pending = sw.pending[:0]
 	_, err := sw.w.Write(out)
 	return err
