@@ -47,8 +47,9 @@ var exitCodes = []struct {
 	{sessions.ErrNoBoard, ExitUsage},
 	{sessions.ErrBadFrontmatter, ExitUsage},
 	{sessions.ErrUnsafePath, ExitUsage},
-	{gitx.ErrStopped, ExitUsage},           // a stopped rebase: nothing moved
-	{gitx.ErrSyncRunning, ExitLockTimeout}, // waited for a sync in vain
+	{gitx.ErrStopped, ExitUsage},                 // a stopped rebase: nothing moved
+	{gitx.ErrSyncRunning, ExitLockTimeout},       // waited for a sync in vain
+	{sessions.ErrRepairRunning, ExitLockTimeout}, // waited for doctor --fix in vain
 	{claim.ErrCrossDevice, ExitError},
 	{claim.ErrClaimLost, ExitClaimLost},
 	{claim.ErrSessionNotAvailable, ExitNotAvailable},
@@ -128,6 +129,8 @@ func (r *run) hint(err error) string {
 		return "interrupted before anything was claimed; nothing changed"
 	case errors.Is(err, errUsage):
 		return "run `pickup help` or `pickup COMMAND --help` for usage"
+	case errors.Is(err, sessions.ErrRepairRunning):
+		return "a `pickup doctor --fix` held the board's move guard (.pickup/moves.lock) all that time: nothing moved; run the command again, and if it happens again, look for a stopped doctor (ps)"
 	case errors.Is(err, sessions.ErrNoBoard):
 		return "run `pickup init` to create a board here, or point to one with --dir or $PICKUP_DIR"
 	case errors.Is(err, sessions.ErrInvalidID):

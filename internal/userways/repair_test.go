@@ -11,7 +11,7 @@ import (
 
 // TestRepairBesideWork runs `pickup doctor --fix` in loops beside agents
 // (issue 22): ./repair.sh churns 20 sessions with claim/release loops,
-// drains 100 others with next/done loops, and runs two `doctor --fix`
+// drains 80 others with next/done loops, and runs two `doctor --fix`
 // loops and a plain `doctor` loop for a few seconds. Then every session
 // must be in exactly one place on the board (none deleted, none moved to
 // conflicts/: there never was a duplicate), every doctor run must have
@@ -33,11 +33,11 @@ func TestRepairBesideWork(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		churn = append(churn, strings.TrimSpace(b.pickup(ctx, "new", "--tag", "churn", "--title", "churned")))
 	}
-	drain := b.seed(ctx, 100)
+	drain := b.seed(ctx, 80)
 	if err := os.WriteFile(filepath.Join(b.work, "churn"), []byte(strings.Join(churn, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.run(ctx, []string{"DUR=8"}, "./repair.sh"); err != nil {
+	if err := b.run(ctx, []string{"DUR=6"}, "./repair.sh"); err != nil {
 		t.Fatal(err)
 	}
 
