@@ -136,7 +136,7 @@ func (r *run) hint(err error) string {
 	case errors.Is(err, sessions.ErrInvalidID):
 		return "ids and owners use 1 to 128 characters from A-Z a-z 0-9 . _ - and start with a letter or digit, e.g. 2026-11-22_09-15-03; run `pickup list` to see the ids"
 	case errors.Is(err, claim.ErrLostToEarlierClaim):
-		return fmt.Sprintf("%s was claimed by another owner before you (a sync or merge had hidden that claim), and `pickup doctor --fix` gave it to them; your copy is in conflicts/ if it differed; do not finish it; run `pickup next` to take other work", id)
+		return fmt.Sprintf("%s was claimed by another owner before you (a sync or merge had hidden that claim), and `pickup doctor --fix` gave it to them; your copy is in conflicts/; do not finish it; run `pickup next` to take other work", id)
 	case errors.Is(err, claim.ErrClaimLost):
 		return fmt.Sprintf("your claim on %s was reaped (your process was gone or silent too long) and the session went back to the queue or to another owner; do not finish it; run `pickup next` to take other work", id)
 	case errors.Is(err, claim.ErrNothingAvailable):
