@@ -48,8 +48,9 @@ type copyOf struct {
 // a session with several names for one file (a crash inside the link+unlink
 // fallback) keeps the name of its most advanced state; a session present in
 // several states (a merge of two branches) keeps done over doing over todo.
-// Every name or copy it does not keep is moved to conflicts/, never
-// deleted. Each such finding is confirmed, and each move decided, by a
+// Every copy it does not keep is moved to conflicts/, never deleted (a
+// second name of one file is unlinked once both names are seen to be that
+// file, which stays). Each such finding is confirmed, and each move decided, by a
 // second look at every place the session can be, made under the board's
 // move guard held exclusive (see MoveGuardFile): so a session that moved
 // while Check read the directories is neither reported nor touched, beside

@@ -181,16 +181,20 @@ func (b *Board) discardFenced(id string, c, kept copyOf, sameFile bool, why stri
 	return fix + fenced
 }
 
-// discard moves copy c (a copy of its own, or with sameFile another name
-// of kept's file) out of the way of kept, to conflicts/, and records it.
-// It never deletes: a copy identical to the one kept goes to conflicts/
-// too. The caller holds the move guard exclusive and has just seen both
-// where they are (see checkCopies); the move is a no-replace rename.
+// discard moves copy c out of the way of kept, to conflicts/, and records
+// it. It never deletes a session file: a copy identical to the one kept
+// goes to conflicts/ too. With sameFile, c is not a copy but a second name
+// of kept's very file (a crash inside the link+unlink fallback): that name
+// is unlinked once both names are seen to be the one file, and the file
+// stays at kept's name (a name moved to conflicts/ would leave the file
+// with two links for ever, and doctor reporting it). The caller holds the
+// move guard exclusive and has just seen both where they are (see
+// checkCopies); the move is a no-replace rename.
 func (b *Board) discard(id string, c, kept copyOf, sameFile bool, why string) string {
 	what := "identical copy"
 	switch {
 	case sameFile:
-		what = "other name of the same file"
+		return b.unlinkSecondName(id, c, kept)
 	default:
 		a, err1 := fsx.ReadRegular(c.place.Path)
 		k, err2 := fsx.ReadRegular(kept.place.Path)
@@ -230,12 +234,27 @@ func (b *Board) discard(id string, c, kept copyOf, sameFile bool, why string) st
 		if what == "copy (different content)" {
 			logWhat = "duplicate with different content"
 		}
-		reason := logWhat + "; kept " + b.place(kept.place.Path, id)
-		if !sameFile {
-			reason += ": " + why
-		}
+		reason := logWhat + "; kept " + b.place(kept.place.Path, id) + ": " + why
 		_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, Dst: dst, Reason: reason})
 		return fmt.Sprintf("kept %s; moved this %s to %s", kept.place.Path, what, dst)
 	}
 	return ""
+}
+
+// unlinkSecondName removes c, a second name of kept's file, after checking
+// (under the guard the caller holds) that both names still are that one
+// file: the file itself stays, at kept's name.
+func (b *Board) unlinkSecondName(id string, c, kept copyOf) string {
+	a, err1 := os.Lstat(c.place.Path)
+	k, err2 := os.Lstat(kept.place.Path)
+	if err1 != nil || err2 != nil || !os.SameFile(a, k) {
+		return "" // not one file any more: leave both
+	}
+	if err := os.Remove(c.place.Path); err != nil {
+		return ""
+	}
+	_ = b.Sync(filepath.Dir(c.place.Path))
+	_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, To: "removed",
+		Reason: "second name of the file at " + b.place(kept.place.Path, id) + " (an interrupted move); the file stays there"})
+	return fmt.Sprintf("kept %s; removed this second name of the same file (the file stays at the name kept)", kept.place.Path)
 }
