@@ -38,6 +38,7 @@ type run struct {
 func Main(env *Env, args []string) int {
 	r := &run{env: env}
 	r.shared.proxy = env.GitProxy
+	r.shared.getenv = env.Getenv
 	app := r.app(args)
 	if flag := danglingFlag(app, args); flag != "" {
 		return r.report(usageError("flag needs an argument: %s", flag))

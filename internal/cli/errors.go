@@ -42,6 +42,7 @@ var exitCodes = []struct {
 }{
 	{context.Canceled, ExitInterrupted},
 	{shared.ErrRemote, ExitRemote},
+	{gitx.ErrNetTimeout, ExitRemote}, // a remote that stopped answering (sync)
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},

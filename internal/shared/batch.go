@@ -47,6 +47,9 @@ type outcome struct {
 	State  sessions.State `json:"state,omitempty"`
 	Owner  string         `json:"owner,omitempty"`
 	Remote string         `json:"remote,omitempty"` // the remote's failure
+	// Timeout: the remote did not answer within the network deadline
+	// (Remote says how long that was).
+	Timeout bool `json:"timeout,omitempty"`
 }
 
 func (s *Board) queueDir() string { return filepath.Join(s.dir, "queue") }
@@ -110,6 +113,8 @@ func (s *Board) outcomeErr(e sessions.Event, o outcome) error {
 		return nil
 	case o.Lost:
 		return s.lost(e, place{state: o.State, owner: o.Owner, path: o.Where}, o.Found)
+	case o.Timeout:
+		return s.remoteErr(e.Op, &timeoutText{o.Remote})
 	default:
 		return s.remoteErr(e.Op, errors.New(o.Remote))
 	}
@@ -162,10 +167,22 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	if len(reqs) == 0 {
 		return 0
 	}
+	// The lead's round trips share one deadline, so that the clone's lock
+	// is never held past it by a remote that stopped answering.
+	netCtx, cancel := context.WithTimeout(ctx, s.Repo.NetTimeoutOf())
+	defer cancel()
 	fail := func(err error) time.Duration {
+		o := outcome{Remote: summary(err)}
+		if isNetTimeout(err) {
+			// The remote stopped answering: the requests queued since
+			// this push began would only wait for the lock to meet the
+			// same silence. They are answered now, within the deadline.
+			o.Timeout = true
+			reqs = s.queued()
+		}
 		for _, r := range reqs {
 			_ = s.undoLocal(ctx, r.Event, nil, nil)
-			s.settle(r, outcome{Remote: summary(err)})
+			s.settle(r, o)
 		}
 		return 0
 	}
@@ -176,7 +193,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		// The last push of this clone was refused, and the remote's tip
 		// has likely moved again during the pause since: fetch it now,
 		// right before the push, not before the pause.
-		if refs, err = s.fetch(ctx); err == nil {
+		if refs, err = s.fetch(netCtx); err == nil {
 			s.seePeers(refs)
 		}
 	} else {
@@ -244,7 +261,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	if err != nil {
 		return fail(err)
 	}
-	_, err = s.Repo.Run(ctx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
+	_, err = s.Repo.Run(netCtx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
 	if err == nil {
 		_, _ = s.Repo.RunIn(ctx, []byte("update "+refBoard+" "+commit+"\nupdate "+refFetched+" "+commit+"\n"), nil, "update-ref", "--stdin")
 		_ = s.place(sessions.EventLogFile, logContent, true)

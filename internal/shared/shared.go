@@ -83,8 +83,28 @@ func (e *RemoteError) Unwrap() error { return ErrRemote }
 
 // Hint says what to do.
 func (e *RemoteError) Hint() string {
+	if errors.Is(e.Err, gitx.ErrNetTimeout) {
+		return fmt.Sprintf("the remote stopped answering (a dead VPN, a hung proxy or server?) and pickup gave up at its network deadline; this clone's board is left as the remote had it when last heard from; check that `git fetch %s` answers from this clone, then run the command again (network_timeout: in config.yaml, or $PICKUP_NETWORK_TIMEOUT, sets the deadline)",
+			e.Remote)
+	}
 	return fmt.Sprintf("nothing was moved on this board; check that `git fetch %s` and `git push %s %s` work from this clone (network, credentials, write access; the branch %s must not be protected nor guarded by a hook that refuses pickup's commits), then run the command again",
 		e.Remote, e.Remote, e.Branch, e.Branch)
+}
+
+// timeoutText is a network timeout that another process of the clone met
+// (read back from the queue): its text, and ErrNetTimeout.
+type timeoutText struct{ text string }
+
+func (e *timeoutText) Error() string { return e.text }
+func (e *timeoutText) Unwrap() error { return gitx.ErrNetTimeout }
+
+// isNetTimeout reports whether err is a remote that stopped answering.
+func isNetTimeout(err error) bool {
+	var re *RemoteError
+	if errors.As(err, &re) {
+		err = re.Err
+	}
+	return errors.Is(err, gitx.ErrNetTimeout)
 }
 
 func summary(err error) string {
