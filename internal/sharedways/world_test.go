@@ -23,12 +23,14 @@ import (
 
 // worldAgentScript is an agent: $3 subshells each loop `pickup next`,
 // `pickup done` until next has said "nothing available" three times in a
-// row. A remote failure (exit 8) is retried after a pause. Every pickup
-// call is killed after $4 seconds (exit 137: it hung); each one's exit
-// code and times go to <log>.calls, claims and finishes to <log>.
+// row. A failure whose exit code is among $5 (default 8: the remote
+// failed, nothing moved) is retried after a pause, as the hint says. Every
+// pickup call is killed after $4 seconds (exit 137: it hung); each one's
+// exit code and times go to <log>.calls, its stderr to <log>.err, claims
+// and finishes to <log>.
 const worldAgentScript = `#!/bin/bash
 cd "$1" || exit 2
-logs=$2 hard=$4
+logs=$2 hard=$4 retry=" ${5:-8} "
 call() {
   local t0=$EPOCHREALTIME
   out=$(timeout -s KILL "$hard" pickup --owner "$owner" "$@" 2>"$log.last")
@@ -48,14 +50,16 @@ for n in $(seq 1 "$3"); do
         id=$(sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' <<<"$out")
         echo "claim $id" >> "$log"
         while ! call done "$id"; do
-          [ "$rc" = 8 ] || break
+          [[ "$retry" == *" $rc "* ]] || break
           sleep 0.2
         done
         if [ "$rc" = 0 ]; then echo "done $id" >> "$log"; else echo "error done $id exit $rc" >> "$log"; fi
         ;;
       3) empty=$((empty + 1)); sleep 0.3 ;;
-      8) sleep 0.2 ;;
-      *) echo "error next exit $rc" >> "$log"; sleep 0.2 ;;
+      *)
+        [[ "$retry" == *" $rc "* ]] || echo "error next exit $rc" >> "$log"
+        sleep 0.2
+        ;;
       esac
     done
   ) &
@@ -82,8 +86,15 @@ type world struct {
 }
 
 // startAgents starts one agent script per clone with subshells agents
-// each, every pickup call killed after hard, env added to theirs.
+// each, every pickup call killed after hard, env added to theirs; the
+// agents retry exit 8.
 func startAgents(ctx context.Context, t *testing.T, r *remote, cs []*clone, subshells int, hard time.Duration, env ...string) *world {
+	return startAgentsRetrying(ctx, t, r, cs, subshells, hard, "8", env...)
+}
+
+// startAgentsRetrying is startAgents whose agents retry the exit codes in
+// retry (space-separated).
+func startAgentsRetrying(ctx context.Context, t *testing.T, r *remote, cs []*clone, subshells int, hard time.Duration, retry string, env ...string) *world {
 	t.Helper()
 	tmp := t.TempDir()
 	script := filepath.Join(tmp, "agent.sh")
@@ -101,7 +112,7 @@ func startAgents(ctx context.Context, t *testing.T, r *remote, cs []*clone, subs
 		t.Fatal(err)
 	}
 	for _, c := range cs {
-		cmd := exec.CommandContext(ctx, script, c.dir, w.logs, strconv.Itoa(subshells), strconv.Itoa(int(hard/time.Second)))
+		cmd := exec.CommandContext(ctx, script, c.dir, w.logs, strconv.Itoa(subshells), strconv.Itoa(int(hard/time.Second)), retry)
 		cmd.Env = append(append(baseEnv(r.home), "PATH="+bin+":"+os.Getenv("PATH")), env...)
 		out := &strings.Builder{}
 		cmd.Stdout, cmd.Stderr = out, out
