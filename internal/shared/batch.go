@@ -50,6 +50,8 @@ type outcome struct {
 	// Timeout: the remote did not answer within the network deadline
 	// (Remote says how long that was).
 	Timeout bool `json:"timeout,omitempty"`
+	// Busy: given up after Attempts refusals in a row.
+	Busy bool `json:"busy,omitempty"`
 	// Disk: the disk was full (or the quota used up) at Path.
 	Disk bool   `json:"disk,omitempty"`
 	Path string `json:"path,omitempty"`
@@ -92,6 +94,10 @@ func (s *Board) Publish(e sessions.Event) error {
 	}
 	for {
 		unlock, err := s.lock()
+		var lw *LockWaitError
+		if errors.As(err, &lw) {
+			return s.withdraw(ctx, e, reqPath, resPath, lw)
+		}
 		if err != nil {
 			return err
 		}
@@ -125,6 +131,29 @@ func (s *Board) Publish(e sessions.Event) error {
 				Err: fmt.Errorf("shared board: the queued request %s vanished without an outcome (was %s emptied by hand?); run `pickup sync` to see where the remote has %s", reqPath, s.queueDir(), e.ID)}
 		}
 	}
+}
+
+// withdraw takes a request out of the queue when the clone's lock stayed
+// held for the whole wait, and undoes its local move: the agent is told
+// that nothing moved, and no later lead pushes it. If a lead settled it
+// meanwhile, that is the answer.
+func (s *Board) withdraw(ctx context.Context, e sessions.Event, reqPath, resPath string, lw *LockWaitError) error {
+	cerr := func(err error) error { return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: err} }
+	if err := os.Remove(reqPath); err != nil {
+		if res, ok := readOutcome(resPath); ok {
+			_ = os.Remove(resPath)
+			return s.outcomeErr(e, res)
+		}
+		lw.Queued = true
+		return cerr(lw)
+	}
+	// Without the lock: its holder is stopped, and this only puts one
+	// session back where the remote last had it.
+	if err := s.undoLocal(ctx, e, nil, nil); err != nil {
+		return cerr(errors.Join(lw, err))
+	}
+	lw.Withdrawn = true
+	return cerr(lw)
 }
 
 // outcomeRoom is the least size of a request file. A request's outcome is
@@ -180,6 +209,8 @@ func (s *Board) outcomeErr(e sessions.Event, o outcome) error {
 		return s.lost(e, place{state: o.State, owner: o.Owner, path: o.Where}, o.Found)
 	case o.Disk:
 		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &DiskFullError{Path: o.Path, Err: errors.New(o.Remote)}}
+	case o.Busy:
+		return s.remoteErr(e.Op, fmt.Errorf("%w: %s", errBusy, o.Remote))
 	case o.Timeout:
 		return s.remoteErr(e.Op, &timeoutText{o.Remote})
 	default:
@@ -282,9 +313,15 @@ func (s *Board) leadAll(ctx context.Context, settle func(request, outcome)) time
 	netCtx, cancel := context.WithTimeout(ctx, s.Repo.NetTimeoutOf())
 	defer cancel()
 	fail := func(err error) time.Duration {
+		var re *RemoteError
+		if errors.As(err, &re) {
+			err = re.Err // the request's own error names the remote once
+		}
 		o := outcome{Remote: summary(err)}
 		if de := diskFull(err, s.dir); de != nil {
 			o = outcome{Disk: true, Path: de.Path, Remote: de.Err.Error()}
+		} else if errors.Is(err, errBusy) {
+			o.Busy = true
 		} else if isNetTimeout(err) {
 			// The remote stopped answering: the requests queued since
 			// this push began would only wait for the lock to meet the
@@ -373,6 +410,13 @@ func (s *Board) leadAll(ctx context.Context, settle func(request, outcome)) time
 	if err != nil {
 		return fail(err)
 	}
+	for _, r := range reqs {
+		if !fileExists(filepath.Join(s.queueDir(), r.name+".req")) {
+			// Withdrawn by its process (see withdraw) since the queue was
+			// read: build the batch again without it.
+			return s.backoff(1)
+		}
+	}
 	_, err = s.Repo.Run(netCtx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
 	if err == nil {
 		_, _ = s.Repo.RunIn(ctx, []byte("update "+refBoard+" "+commit+"\nupdate "+refFetched+" "+commit+"\n"), nil, "update-ref", "--stdin")
@@ -393,7 +437,7 @@ func (s *Board) leadAll(ctx context.Context, settle func(request, outcome)) time
 	n := s.refusals(1)
 	if n > s.attempts() {
 		s.refusals(-n)
-		return fail(fmt.Errorf("the remote refused %d pushes in a row because others pushed first (last: %s)", n, summary(err)))
+		return fail(&busyError{n: n, last: summary(err)})
 	}
 	return s.backoff(n)
 }

@@ -25,7 +25,8 @@ import (
 // `pickup done` until next has said "nothing available" three times in a
 // row. A failure whose exit code is among $5 (default 8: the remote
 // failed, nothing moved) is retried after a pause, as the hint says. Every
-// pickup call is killed after $4 seconds (exit 137: it hung); each one's
+// pickup call is stopped after $4 seconds with SIGQUIT (exit 124: it hung;
+// Go prints every goroutine's stack into its stderr); each one's
 // exit code and times go to <log>.calls, its stderr to <log>.err, claims
 // and finishes to <log>.
 const worldAgentScript = `#!/bin/bash
@@ -33,7 +34,7 @@ cd "$1" || exit 2
 logs=$2 hard=$4 retry=" ${5:-8} "
 call() {
   local t0=$EPOCHREALTIME
-  out=$(timeout -s KILL "$hard" pickup --owner "$owner" "$@" 2>"$log.last")
+  out=$(timeout -k 2 -s QUIT "$hard" pickup --owner "$owner" "$@" 2>"$log.last")
   rc=$?
   echo "$1 $rc $t0 $EPOCHREALTIME" >> "$log.calls"
   { echo "== $* exit $rc from $t0 to $EPOCHREALTIME"; cat "$log.last"; } >> "$log.err"
@@ -211,8 +212,8 @@ func callStats(calls []worldCall) (n, hung, remote int, longest map[string]time.
 	longest = map[string]time.Duration{}
 	for _, c := range calls {
 		n++
-		if c.code == 137 {
-			hung++
+		if c.code == 124 || c.code == 137 {
+			hung++ // stopped by timeout(1)
 		}
 		if c.code == 8 {
 			remote++
