@@ -78,22 +78,6 @@ func (r *remote) clonesOn(dir string, n int) []*clone {
 	return out
 }
 
-// sessionPlaces lists where a clone's board and the remote have id.
-func sessionPlaces(r *remote, c *clone, id string) (local, remote []string) {
-	files, _ := c.boardFiles()
-	for _, f := range files {
-		if strings.HasSuffix(f, "/"+id+".md") {
-			local = append(local, f)
-		}
-	}
-	for _, f := range r.branchFiles() {
-		if strings.HasSuffix(f, "/"+id+".md") {
-			remote = append(remote, f)
-		}
-	}
-	return local, remote
-}
-
 // TestWorldFullDiskClaim is the sequence: a clone on a 16 MB
 // tmpfs; the clone's lock is held, a claim starts and queues behind it,
 // the disk fills, the lock is released. The claim must end (it used to

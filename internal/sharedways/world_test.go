@@ -253,3 +253,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// sessionPlaces lists where a clone's board and the remote have id.
+func sessionPlaces(r *remote, c *clone, id string) (local, remote []string) {
+	files, _ := c.boardFiles()
+	for _, f := range files {
+		if strings.HasSuffix(f, "/"+id+".md") {
+			local = append(local, f)
+		}
+	}
+	for _, f := range r.branchFiles() {
+		if strings.HasSuffix(f, "/"+id+".md") {
+			remote = append(remote, f)
+		}
+	}
+	return local, remote
+}
