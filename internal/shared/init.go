@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -24,6 +25,10 @@ func (s *Board) Join(ctx context.Context) (n int, created bool, err error) {
 		return 0, false, err
 	}
 	defer unlock()
+	// The first fetch may bring a whole board: it may take longer than one
+	// network deadline while its bytes keep moving.
+	ctx, cancel := context.WithTimeout(ctx, gitx.LongTransfers*s.Repo.NetTimeoutOf())
+	defer cancel()
 	for attempt := 1; attempt <= 10; attempt++ {
 		seen := s.readRef(ctx, refBoard)
 		refs, err := s.fetch(ctx)

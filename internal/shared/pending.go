@@ -75,7 +75,7 @@ func (s *Board) Flush(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		wait := s.lead(ctx)
+		wait, _ := s.lead(ctx, "")
 		unlock()
 		if wait > 0 {
 			s.sleep(wait)

@@ -31,20 +31,20 @@ var worldDrains sync.Mutex
 
 // midDrain starts the agents and waits until a fifth of the sessions are
 // done on the remote.
-func midDrain(t *testing.T) *world { return drainUntil(t, worldSessions/5, nil) }
+func midDrain(t *testing.T) *gitWorld { return drainUntil(t, worldSessions/5, nil) }
 
 // drainUntil starts the agents and waits until done sessions are done
 // on the remote. The person's clone is made first.
-func drainUntil(t *testing.T, done int, before func(*world)) *world {
+func drainUntil(t *testing.T, done int, before func(*gitWorld)) *gitWorld {
 	worldDrains.Lock()
 	t.Cleanup(worldDrains.Unlock)
-	w := newWorld(t, worldClones, worldSessions)
+	w := newGitWorld(t, worldClones, worldSessions)
 	if before != nil {
 		before(w)
 	}
 	w.r.person().fetch()
 	w.startAgents(worldAgents)
-	if !waitFor(40*time.Second, func() bool { return w.doneOnRemote() >= done }) {
+	if !pollFor(40*time.Second, func() bool { return w.doneOnRemote() >= done }) {
 		t.Fatalf("the drain did not get a fifth done: %d", w.doneOnRemote())
 	}
 	t.Logf("%d done after %.1fs", done, time.Since(w.start).Seconds())
@@ -52,9 +52,9 @@ func drainUntil(t *testing.T, done int, before func(*world)) *world {
 }
 
 // refusedEverywhere waits until every clone's agents met exit 8 (or d).
-func (w *world) refusedEverywhere(d time.Duration) {
+func (w *gitWorld) refusedEverywhere(d time.Duration) {
 	defer func() { w.t.Logf("refused everywhere after %.1fs", time.Since(w.start).Seconds()) }()
-	waitFor(d, func() bool {
+	pollFor(d, func() bool {
 		for _, c := range w.cs {
 			ms, _ := filepath.Glob(filepath.Join(w.logs, c.name+"-w*.rc8"))
 			if len(ms) == 0 {
@@ -167,7 +167,7 @@ func TestWorldHandMoves(t *testing.T) {
 	// Three sessions tagged byhand: the agents leave them to the person
 	// (next --not-tag byhand), however slow the machine is.
 	var low []string
-	w := drainUntil(t, worldSessions/5, func(w *world) {
+	w := drainUntil(t, worldSessions/5, func(w *gitWorld) {
 		for i := range 3 {
 			out := w.cs[0].must("", "new", "--tag", "byhand", "--title", fmt.Sprint("by hand ", i), "-")
 			low = append(low, firstField(out))
@@ -229,7 +229,7 @@ func (p *person) retry(act func() error) {
 
 // act is the repair a person makes in clone c: a failure is reported,
 // and the drain goes on to be measured.
-func (w *world) act(c *clone, args ...string) {
+func (w *gitWorld) act(c *clone, args ...string) {
 	w.t.Helper()
 	if res := c.pickup(context.Background(), "", args...); res.code != 0 {
 		w.t.Errorf("%s: pickup %s: exit %d\n%s", c.name, strings.Join(args, " "), res.code, res.stderr)

@@ -50,7 +50,7 @@ func slowGitEnv(t *testing.T, mode string) ([]string, string) {
 func killAtMark(t *testing.T, mark string) int {
 	t.Helper()
 	var data []byte
-	if !waitFor(20*time.Second, func() bool {
+	if !pollFor(20*time.Second, func() bool {
 		var err error
 		data, err = os.ReadFile(mark)
 		return err == nil
@@ -134,7 +134,7 @@ func TestGroupPusherKilled(t *testing.T) {
 		cmd, out := a.start(fmt.Sprintf("o%d", i), env, "done", id)
 		cmds, outs = append(cmds, cmd), append(outs, out)
 	}
-	if !waitFor(10*time.Second, func() bool { return a.queued() == 3 }) {
+	if !pollFor(10*time.Second, func() bool { return a.queued() == 3 }) {
 		t.Fatalf("%d claims queued, want 3 (each should trust the fetch made a moment before)", a.queued())
 	}
 	release()

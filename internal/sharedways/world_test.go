@@ -1,170 +1,232 @@
 package sharedways
 
+// The world acting on a shared board while agents drain it: the agents
+// are executable bash scripts whose subshells call pickup, each call
+// bounded by timeout(1) so that a command that hangs is counted, not
+// waited for; the world is the test (a remote that stops answering, a full
+// disk). After each scenario every session must have been claimed once
+// and finished once, and be in done/ on the remote and in every clone.
+
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// The world acting on a shared board while agents work: a person with
-// git (force push, deleted branch, config.yaml edited, sessions moved by
-// hand), a pushing process killed. Each scenario checks afterwards that
-// every session was claimed exactly once, finished once, and is in exactly
-// one state on the remote and in every clone; and logs its figures
-// (sessions, double claims, lost, hung commands) so that an older build
-// can be measured with SHAREDWAYS_PICKUP=/path/to/pickup.
-
-// person is a plain clone of the remote where a person works with git.
-type person struct {
-	r   *remote
-	dir string
-}
-
-func (r *remote) person() *person {
-	r.t.Helper()
-	p := &person{r: r, dir: filepath.Join(filepath.Dir(r.home), "person")}
-	if _, err := os.Stat(p.dir); err != nil {
-		r.git(filepath.Dir(r.home), "clone", "-q", r.url, p.dir)
-	}
-	return p
-}
-
-// git runs git in the person's clone.
-func (p *person) git(args ...string) string {
-	p.r.t.Helper()
-	return p.r.git(p.dir, args...)
-}
-
-// fetch brings the board branch to the person's origin/pickup.
-func (p *person) fetch() {
-	p.git("fetch", "-q", "origin", "+refs/heads/pickup:refs/remotes/origin/pickup")
-}
-
-// tip is the remote's board branch ("" if there is none).
-func (r *remote) tip() string {
-	cmd := exec.Command("git", "rev-parse", "-q", "--verify", "refs/heads/pickup")
-	cmd.Dir = r.bare
-	cmd.Env = baseEnv(r.home)
-	out, _ := cmd.Output()
-	return strings.TrimSpace(string(out))
-}
-
-// worldAgentScript is an agent as a careful script: it claims with
-// $(pickup next --not-tag byhand --json) (sessions tagged byhand are a
-// person's), finishes with done, and when pickup says the
-// shared board's remote failed (exit 8: unreachable, rewritten) it waits
-// and tries again, as its hint says, instead of giving up the session.
-// $1 the clone, $2 the log directory, $3 how many subshells.
+// worldAgentScript is an agent: $3 subshells each loop `pickup next`,
+// `pickup done` until next has said "nothing available" three times in a
+// row. A failure whose exit code is among $5 (default 8: the remote
+// failed, nothing moved) is retried after a pause, as the hint says. Every
+// pickup call is stopped after $4 seconds with SIGQUIT (exit 124: it hung;
+// Go prints every goroutine's stack into its stderr); each one's
+// exit code and times go to <log>.calls, its stderr to <log>.err, claims
+// and finishes to <log>.
 const worldAgentScript = `#!/bin/bash
 cd "$1" || exit 2
+logs=$2 hard=$4 retry=" ${5:-8} "
+call() {
+  local t0=$EPOCHREALTIME
+  out=$(timeout -k 2 -s QUIT "$hard" pickup --owner "$owner" "$@" 2>"$log.last")
+  rc=$?
+  echo "$1 $rc $t0 $EPOCHREALTIME" >> "$log.calls"
+  { echo "== $* exit $rc from $t0 to $EPOCHREALTIME"; cat "$log.last"; } >> "$log.err"
+  return $rc
+}
 for n in $(seq 1 "$3"); do
   (
-    owner="$(basename "$1")-w$n"
-    while :; do
-      out=$(pickup --owner "$owner" next --not-tag byhand --json 2>>"$2/$owner.err"); rc=$?
+    owner="$(basename "$1")-w$n" log="$logs/$(basename "$1")-w$n" empty=0
+    while [ "$empty" -lt 3 ]; do
+      call next --json
       case $rc in
-        0) ;;
-        3) [ -e "$2/stop" ] && break; sleep 0.2; continue ;;
-        8) echo "next 8" >> "$2/$owner.rc8"; sleep 0.2; continue ;;
-        *) echo "next exit $rc" >> "$2/errors"; sleep 0.2; continue ;;
+      0)
+        empty=0
+        id=$(sed -n 's/.*"id": *"\([^"]*\)".*/\1/p' <<<"$out")
+        echo "claim $id" >> "$log"
+        while ! call done "$id"; do
+          [[ "$retry" == *" $rc "* ]] || break
+          sleep 0.2
+        done
+        if [ "$rc" = 0 ]; then echo "done $id" >> "$log"; else echo "error done $id exit $rc" >> "$log"; fi
+        ;;
+      3) empty=$((empty + 1)); sleep 0.3 ;;
+      *)
+        [[ "$retry" == *" $rc "* ]] || echo "error next exit $rc" >> "$log"
+        sleep 0.2
+        ;;
       esac
-      id=$(printf '%s' "$out" | sed -n 's/.*"id": *"\([^"]*\)".*/\1/p')
-      [ -n "$id" ] || { echo "next said $out" >> "$2/errors"; continue; }
-      echo "$id" >> "$2/$owner"
-      sleep 0.3 # the work
-      while :; do
-        pickup --owner "$owner" done "$id" > /dev/null 2>>"$2/$owner.err"; rc=$?
-        case $rc in
-          0) echo "$id" >> "$2/$owner.done"; break ;;
-          8) echo "done 8" >> "$2/$owner.rc8"; sleep 0.2 ;;
-          *) echo "done $id exit $rc ($owner)" >> "$2/errors"; break ;;
-        esac
-      done
     done
   ) &
 done
 wait
 `
 
-// world is a drain by script agents in several clones.
-type world struct {
-	t *testing.T
-	// byHand: sessions a person moved to done/ by hand; never claimed.
-	byHand map[string]bool
-	r      *remote
-	cs     []*clone
-	ids    []string
-	logs   string
-	cmds   []*exec.Cmd
-	// created is the board branch's tip once the sessions were made,
-	// before any agent ran.
-	created string
-	cancel  context.CancelFunc
-	start   time.Time
-}
-
-// newWorld makes a remote, n clones with agents subshells each, and
-// sessions sessions, spread over the clones; start runs the agents.
-func newWorld(t *testing.T, n, sessions int) *world {
-	r := newRemote(t, "daemon")
-	cs := r.clones(n)
-	w := &world{t: t, r: r, cs: cs, ids: createFromAll(t, cs, sessions/n), logs: filepath.Join(t.TempDir(), "logs")}
-	w.created = r.tip()
-	if err := os.MkdirAll(w.logs, 0o755); err != nil {
-		t.Fatal(err)
+// worldBinary is the pickup the agents run: $SHAREDWAYS_PICKUP if set (to
+// run a scenario against another build, for before/after figures), else
+// this tree's.
+func worldBinary(t testing.TB) string {
+	if p := os.Getenv("SHAREDWAYS_PICKUP"); p != "" {
+		return p
 	}
-	return w
+	return pickupBinary(t)
 }
 
-// startAgents runs the agent script in every clone with agents subshells.
-func (w *world) startAgents(agents int) {
-	t := w.t
+// world is a running set of agent scripts, one per clone.
+type world struct {
+	t    *testing.T
+	logs string
+	cmds []*exec.Cmd
+	outs []*strings.Builder
+}
+
+// startAgents starts one agent script per clone with subshells agents
+// each, every pickup call killed after hard, env added to theirs; the
+// agents retry exit 8.
+func startAgents(ctx context.Context, t *testing.T, r *remote, cs []*clone, subshells int, hard time.Duration, env ...string) *world {
+	return startAgentsRetrying(ctx, t, r, cs, subshells, hard, "8", env...)
+}
+
+// startAgentsRetrying is startAgents whose agents retry the exit codes in
+// retry (space-separated).
+func startAgentsRetrying(ctx context.Context, t *testing.T, r *remote, cs []*clone, subshells int, hard time.Duration, retry string, env ...string) *world {
+	t.Helper()
 	tmp := t.TempDir()
 	script := filepath.Join(tmp, "agent.sh")
 	if err := os.WriteFile(script, []byte(worldAgentScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(tmp, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
+	w := &world{t: t, logs: filepath.Join(tmp, "logs")}
+	for _, d := range []string{bin, w.logs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(worldBinary(t), filepath.Join(bin, "pickup")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(pickupBinary(t), filepath.Join(bin, "pickup")); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	w.cancel = cancel
-	w.start = time.Now()
-	for _, c := range w.cs {
-		cmd := exec.CommandContext(ctx, script, c.dir, w.logs, fmt.Sprint(agents))
-		cmd.Env = append(baseEnv(w.r.home), "PATH="+bin+":"+os.Getenv("PATH"))
-		// The whole script's process group dies at the deadline: a hung
-		// pickup is counted, not waited for.
-		cmd.SysProcAttr = groupAttr()
-		cmd.Cancel = func() error { return killGroup(cmd) }
-		cmd.WaitDelay = time.Second
+	for _, c := range cs {
+		cmd := exec.CommandContext(ctx, script, c.dir, w.logs, strconv.Itoa(subshells), strconv.Itoa(int(hard/time.Second)), retry)
+		cmd.Env = append(append(baseEnv(r.home), "PATH="+bin+":"+os.Getenv("PATH")), env...)
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		w.cmds = append(w.cmds, cmd)
+		w.outs = append(w.outs, out)
 	}
-	t.Cleanup(func() {
-		cancel()
-		for _, cmd := range w.cmds {
-			_ = killGroup(cmd)
-		}
-	})
+	return w
 }
 
-// doneOnRemote counts the remote's sessions in done/.
-func (w *world) doneOnRemote() int {
+// worldCall is one pickup call of an agent.
+type worldCall struct {
+	cmd   string
+	code  int
+	start time.Time
+	took  time.Duration
+}
+
+// wait waits for the scripts and reads their logs: what each agent
+// claimed and finished, and every call.
+func (w *world) wait() ([]*agentLog, []worldCall) {
+	w.t.Helper()
+	for i, cmd := range w.cmds {
+		if err := cmd.Wait(); err != nil {
+			w.t.Errorf("agent script: %v\n%s", err, w.outs[i])
+		}
+	}
+	var logs []*agentLog
+	var calls []worldCall
+	entries, _ := os.ReadDir(w.logs)
+	for _, e := range entries {
+		name := e.Name()
+		path := filepath.Join(w.logs, name)
+		switch {
+		case strings.HasSuffix(name, ".calls"):
+			for _, f := range readFields(w.t, path) {
+				code, _ := strconv.Atoi(f[1])
+				t0, _ := strconv.ParseFloat(f[2], 64)
+				t1, _ := strconv.ParseFloat(f[3], 64)
+				calls = append(calls, worldCall{cmd: f[0], code: code, start: time.Unix(0, int64(t0*1e9)),
+					took: time.Duration((t1 - t0) * float64(time.Second))})
+			}
+		case strings.HasSuffix(name, ".err"), strings.HasSuffix(name, ".last"):
+		default:
+			l := &agentLog{owner: name}
+			for _, f := range readFields(w.t, path) {
+				switch f[0] {
+				case "claim":
+					l.claimed = append(l.claimed, f[1])
+				case "done":
+					l.done = append(l.done, f[1])
+				default:
+					l.errs = append(l.errs, strings.Join(f, " "))
+				}
+			}
+			logs = append(logs, l)
+		}
+	}
+	return logs, calls
+}
+
+// stderr is what the agents' pickup calls wrote on stderr.
+func (w *world) stderr() string {
+	var b strings.Builder
+	entries, _ := os.ReadDir(w.logs)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".err") {
+			data, _ := os.ReadFile(filepath.Join(w.logs, e.Name()))
+			fmt.Fprintf(&b, "== %s\n%s", e.Name(), data)
+		}
+	}
+	return b.String()
+}
+
+func readFields(t testing.TB, path string) [][]string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fs := strings.Fields(sc.Text()); len(fs) > 0 {
+			out = append(out, fs)
+		}
+	}
+	return out
+}
+
+// callStats summarizes calls: how many, how many hung (killed by the
+// bound), how many exited 8, and the longest of each command.
+func callStats(calls []worldCall) (n, hung, remote int, longest map[string]time.Duration) {
+	longest = map[string]time.Duration{}
+	for _, c := range calls {
+		n++
+		if c.code == 124 || c.code == 137 {
+			hung++ // stopped by timeout(1)
+		}
+		if c.code == 8 {
+			remote++
+		}
+		longest[c.cmd] = max(longest[c.cmd], c.took)
+	}
+	return n, hung, remote, longest
+}
+
+// doneOnRemote counts the sessions in done/ on the remote.
+func doneOnRemote(r *remote) int {
 	n := 0
-	for _, f := range w.r.branchFiles() {
+	for _, f := range r.branchFiles() {
 		if strings.HasPrefix(f, "done/") {
 			n++
 		}
@@ -172,130 +234,38 @@ func (w *world) doneOnRemote() int {
 	return n
 }
 
-// waitFor polls cond every 50 ms for up to d.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+// waitFor polls cond every 20 ms until it holds or ctx ends.
+func waitFor(ctx context.Context, cond func() bool) bool {
+	for ctx.Err() == nil {
 		if cond() {
 			return true
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	return cond()
+	return false
 }
 
-// finish tells the agents to stop once nothing is left, waits for them
-// (hung: still running at the deadline) and returns the figures.
-func (w *world) finish() figures {
-	if err := os.WriteFile(filepath.Join(w.logs, "stop"), nil, 0o644); err != nil {
-		w.t.Fatal(err)
+func sortedKeys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
 	}
-	hung := 0
-	for _, cmd := range w.cmds {
-		if err := cmd.Wait(); err != nil {
-			hung++
-			w.t.Errorf("agent script: %v", err)
-		}
-	}
-	w.cancel()
-	return w.figures(hung)
+	sort.Strings(out)
+	return out
 }
 
-// figures is what a scenario measures.
-type figures struct {
-	sessions, doubleClaims, doubleDone, lost, hung int
-	exit8                                          int
-	took                                           time.Duration
-}
-
-func (f figures) String() string {
-	return fmt.Sprintf("sessions %d, double claims %d, finished twice %d, lost %d, hung %d (exit 8 answers %d) in %.1fs",
-		f.sessions, f.doubleClaims, f.doubleDone, f.lost, f.hung, f.exit8, f.took.Seconds())
-}
-
-// figures reads the agents' logs and the boards, and reports every
-// session that was not claimed exactly once, finished once and is in
-// done/ only, on the remote and in every clone after a sync.
-func (w *world) figures(hung int) figures {
-	t := w.t
-	f := figures{sessions: len(w.ids), hung: hung, took: time.Since(w.start)}
-	claimedBy, doneBy := map[string][]string{}, map[string][]string{}
-	entries, _ := os.ReadDir(w.logs)
-	for _, e := range entries {
-		data, _ := os.ReadFile(filepath.Join(w.logs, e.Name()))
-		name := e.Name()
-		switch {
-		case strings.HasSuffix(name, ".rc8"):
-			f.exit8 += strings.Count(string(data), "\n")
-		case name == "errors":
-			t.Errorf("the agents saw:\n%s", data)
-		case strings.HasSuffix(name, ".err") || name == "stop":
-		case strings.HasSuffix(name, ".done"):
-			for _, id := range strings.Fields(string(data)) {
-				doneBy[id] = append(doneBy[id], strings.TrimSuffix(name, ".done"))
-			}
-		default:
-			for _, id := range strings.Fields(string(data)) {
-				claimedBy[id] = append(claimedBy[id], name)
-			}
+// sessionPlaces lists where a clone's board and the remote have id.
+func sessionPlaces(r *remote, c *clone, id string) (local, remote []string) {
+	files, _ := c.boardFiles()
+	for _, f := range files {
+		if strings.HasSuffix(f, "/"+id+".md") {
+			local = append(local, f)
 		}
 	}
-	for _, id := range w.ids {
-		if w.byHand[id] {
-			if len(claimedBy[id]) > 0 {
-				f.doubleClaims++
-				t.Errorf("%s, moved to done/ by hand, was claimed by %v", id, claimedBy[id])
-			}
-			continue
-		}
-		if len(claimedBy[id]) > 1 {
-			f.doubleClaims++
-			t.Errorf("%s claimed by %v, want one agent", id, claimedBy[id])
-		}
-		if len(doneBy[id]) > 1 {
-			f.doubleDone++
-			t.Errorf("%s finished by %v, want one", id, doneBy[id])
+	for _, f := range r.branchFiles() {
+		if strings.HasSuffix(f, "/"+id+".md") {
+			remote = append(remote, f)
 		}
 	}
-	remoteDone := map[string]bool{}
-	for _, id := range w.ids {
-		if at := w.r.where(id); len(at) == 1 && at[0] == "done" {
-			remoteDone[id] = true
-		} else {
-			t.Errorf("the remote has %s in %v, want [done]", id, at)
-		}
-		if (!w.byHand[id] && (len(claimedBy[id]) == 0 || len(doneBy[id]) == 0)) || !remoteDone[id] {
-			f.lost++
-		}
-	}
-	for _, c := range w.cs {
-		if res := c.pickup(context.Background(), "", "sync"); res.code != 0 {
-			t.Errorf("%s: sync: exit %d\n%s", c.name, res.code, res.stderr)
-		}
-		for _, id := range w.ids {
-			if at := c.localWhere(id); len(at) != 1 || at[0] != "done" {
-				t.Errorf("clone %s has %s in %v, want [done]", c.name, id, at)
-			}
-		}
-	}
-	t.Logf("figures: %s", f)
-	return f
-}
-
-// errLogs is what the agents printed on stderr, for a failing test.
-func (w *world) errLogs() string {
-	var b strings.Builder
-	entries, _ := os.ReadDir(w.logs)
-	var names []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".err") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		data, _ := os.ReadFile(filepath.Join(w.logs, n))
-		fmt.Fprintf(&b, "== %s\n%s", n, data)
-	}
-	return b.String()
+	return local, remote
 }
