@@ -54,7 +54,10 @@ type Pool struct {
 	// Filter, if not empty, limits the pool to the sessions it matches
 	// (see NextOptions.Filter): every claim of every worker, and waiting.
 	Filter sessions.TagFilter
-	// Run works on one session. ctx is cancelled when the pool is told to
+	// Run works on one session. It may finish or release the session
+	// itself (as the pool's owner): the pool then reports that (done,
+	// released) and leaves the session where Run put it, whatever Run
+	// returns. ctx is cancelled when the pool is told to
 	// stop; the session then goes back to todo/ uncounted. An error that
 	// wraps ErrNotStarted says the work could not even start: the session
 	// goes back uncounted too, and the pool stops (see ErrNotStarted).
@@ -211,6 +214,27 @@ func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit fu
 			}
 			emit(WorkEvent{Event: "released", ID: s.ID, Worker: w, Error: runErr.Error()}, func(x *WorkSummary) { x.Released++ })
 			return nil
+		}
+		// The command may have finished or released its session itself:
+		// that is its outcome, whatever its exit status, and the session
+		// stays where the command put it.
+		if ev, settled, err := c.settledByRun(s.ID); settled {
+			e := WorkEvent{Event: ev, ID: s.ID, Worker: w, Attempt: s.Attempts + 1}
+			count := func(x *WorkSummary) { x.Lost++ }
+			switch ev {
+			case "done":
+				count = func(x *WorkSummary) { x.Done++ }
+			case "released":
+				count = func(x *WorkSummary) { x.Released++ }
+			}
+			if err != nil {
+				e.Error = err.Error()
+			}
+			emit(e, count)
+			if stop.Err() != nil {
+				return nil
+			}
+			continue
 		}
 		if stop.Err() != nil {
 			if _, err := c.Release(s.ID); err != nil {
