@@ -124,6 +124,9 @@ func (h *Hooks) exportSessionID(owner string) error {
 // printClaims prints, for Claude's context, who the session is on the board
 // and what it holds.
 func (h *Hooks) printClaims(b *sessions.Board, owner string) error {
+	if id, workOwner, ok := h.givenByWork(b); ok {
+		return h.printGiven(b, id, workOwner)
+	}
 	list, err := b.ListOwner(owner)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -149,5 +152,38 @@ func (h *Hooks) printClaims(b *sessions.Board, owner string) error {
 		h.printf("- %s\n  file: %s\n", h.Describe(s), s.Path)
 	}
 	h.printf("Finish one with `pickup done ID`, hand it over with /handoff, or give it back with `pickup release ID`. Never move, edit or delete board files by hand.\n")
+	return nil
+}
+
+// givenByWork returns the session that `pickup work` gave the command
+// that started this Claude Code session, if it did: work sets
+// $PICKUP_SESSION_ID, $PICKUP_OWNER and $PICKUP_DIR for its command, and
+// Claude Code passes its environment on to its hooks and to the agent's
+// commands, which then act as work's owner.
+func (h *Hooks) givenByWork(b *sessions.Board) (id, owner string, ok bool) {
+	id, owner, dir := h.Getenv("PICKUP_SESSION_ID"), h.Getenv("PICKUP_OWNER"), h.Getenv("PICKUP_DIR")
+	if id == "" || owner == "" || dir == "" || sessions.ValidateID(id) != nil || sessions.ValidateOwner(owner) != nil {
+		return "", "", false
+	}
+	if d, err := filepath.Abs(dir); err != nil || filepath.Clean(d) != filepath.Clean(b.Dir) {
+		return "", "", false
+	}
+	return id, owner, true
+}
+
+// printGiven tells an agent that pickup work started which session it
+// works: that one, and no other.
+func (h *Hooks) printGiven(b *sessions.Board, id, owner string) error {
+	path := b.Path(sessions.Doing, owner, id)
+	s, _, err := b.Read(sessions.Place{State: sessions.Doing, Owner: owner, Path: path})
+	if err != nil {
+		h.printf("pickup: pickup work started this Claude Code session for session %s of the board %s, which is no longer held (%v): there is nothing to work on; stop.\n", id, b.Dir, err)
+		return nil
+	}
+	h.printf("pickup: pickup work started this Claude Code session to work on one session of the board %s, and it holds it for you:\n", b.Dir)
+	h.printf("- %s\n  file: %s\n", h.Describe(s), s.Path)
+	h.printf("pickup commands you run act as work's owner %s (do not pass --owner); `pickup next` and /pickup answer with this same session and claim no other. "+
+		"Read it (`pickup show %s`), do the work, then `pickup done %s` (or just end: work marks it done when you exit successfully). "+
+		"To give it back unfinished: `pickup release %s`. Never move, edit or delete board files by hand.\n", owner, id, id, id)
 	return nil
 }
