@@ -54,7 +54,7 @@ func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 // settingNames are the settings config.yaml may hold, in the order the
 // documentation gives them.
 func settingNames() []string {
-	return []string{"stale", "commit", "keep_on_session_end", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age"}
+	return []string{"stale", "commit", "keep_on_session_end", "auto_next", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age"}
 }
 
 // ConfigLine returns the line of config.yaml that sets name, or 0 if none
@@ -138,6 +138,12 @@ func applySetting(c *Config, name string, v any) string {
 			return fmt.Sprintf("keep_on_session_end: %s is neither true nor false: write keep_on_session_end: true (a Claude Code session that ends keeps its claims) or keep_on_session_end: false", describeValue(v))
 		}
 		c.KeepOnSessionEnd = b
+	case "auto_next":
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Sprintf("auto_next: %s is neither true nor false: write auto_next: true (a Claude Code session that stops holding nothing is given the next session) or auto_next: false", describeValue(v))
+		}
+		c.AutoNext = b
 	case "max_attempts":
 		n, ok := v.(int)
 		if !ok {

@@ -29,14 +29,14 @@ const BeatEvery = time.Minute
 const maxHookInput = 1 << 20
 
 // Events are the hook events pickup handles, as `pickup hook` names them.
-var Events = []string{"session-start", "pre-tool-use", "post-tool-use", "session-end"}
+var Events = []string{"session-start", "pre-tool-use", "post-tool-use", "stop", "session-end"}
 
 // Protocol is the version of what `pickup hook` understands: 1 the first
 // three events; 2 adds pre-tool-use and --need. The plugin's SessionStart
 // runs `pickup hook --need N session-start`: a pickup older than 2 fails
 // on the flag, and the hook's shell line tells the user to upgrade; a
-// pickup older than N says so itself.
-const Protocol = 3
+// pickup older than N says so itself. 4 adds stop (auto_next).
+const Protocol = 4
 
 // Hooks runs pickup's hooks. The command line fills it in, so that the
 // hooks find and open the board, and follow processes, exactly as every
@@ -131,8 +131,11 @@ func (h *Hooks) Run(event string, stdin io.Reader) error {
 			"Tell the user: upgrade it with `go install github.com/pickup-dev/pickup@latest`, then start a new session.\n", h.Version, h.Need, Protocol)
 		return nil
 	}
-	if event == "pre-tool-use" {
+	switch event {
+	case "pre-tool-use":
 		return h.preToolUse(stdin)
+	case "stop":
+		return h.stop(stdin)
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, maxHookInput))
 	// Drain the rest, so that Claude Code never writes into a closed pipe.

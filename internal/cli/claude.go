@@ -136,13 +136,17 @@ func (r *run) hookCommand() *ucli.Command {
 		Name:      "hook",
 		Hidden:    true,
 		Usage:     "run one of pickup's Claude Code hooks (installed by pickup init --claude)",
-		UsageText: "pickup hook [--need N] session-start|pre-tool-use|post-tool-use|session-end < HOOK-INPUT-JSON",
+		UsageText: "pickup hook [--need N] session-start|pre-tool-use|post-tool-use|stop|session-end < HOOK-INPUT-JSON",
 		Description: "Reads the JSON that Claude Code sends a hook on stdin; the owner is its session_id.\n" +
 			"session-start registers the owner's lease for the Claude Code process and prints the\n" +
 			"session's claims (Claude Code adds them to the context). pre-tool-use denies Edit, Write,\n" +
 			"MultiEdit and NotebookEdit of board files, and allows the simple pickup commands an agent\n" +
 			"runs (next, claim, done, release, show, list, new, ...). post-tool-use renews the lease\n" +
-			"at most once a minute and prints nothing. session-end releases what the session still\n" +
+			"at most once a minute and prints nothing. stop, with auto_next: true in config.yaml\n" +
+			"(or $PICKUP_AUTO_NEXT=1 in Claude Code's environment; =0 opts a session out), claims the\n" +
+			"next session by priority for a session that stops holding none ($PICKUP_TAG and\n" +
+			"$PICKUP_NOT_TAG limit it) and blocks the stop telling the agent to work on it; it feeds\n" +
+			"a continuing session again only once it finished what it was fed. session-end releases what the session still\n" +
 			"holds, in one commit in commit mode, or keeps it when the board's config.yaml says\n" +
 			"keep_on_session_end: true. --need N: the installer needs hook protocol N (this pickup\n" +
 			"has " + strconv.Itoa(claude.Protocol) + "); if higher, the hook says to upgrade pickup.\n" +
