@@ -56,6 +56,10 @@ type Hooks struct {
 	// Getwd is the process's working directory, for a tool input's
 	// relative path when the input has no cwd; nil: none.
 	Getwd func() (string, error)
+	// RepoTop returns the top of the repository (its main work tree) that
+	// a working directory belongs to, else the directory itself; nil: not
+	// known, and the PreToolUse hook approves no pickup command.
+	RepoTop func(cwd string) string
 	// BoardDir returns the board for a working directory ("" for the
 	// process's own).
 	BoardDir func(cwd string) (string, error)

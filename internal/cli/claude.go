@@ -140,8 +140,11 @@ func (r *run) hookCommand() *ucli.Command {
 		Description: "Reads the JSON that Claude Code sends a hook on stdin; the owner is its session_id.\n" +
 			"session-start registers the owner's lease for the Claude Code process and prints the\n" +
 			"session's claims (Claude Code adds them to the context). pre-tool-use denies Edit, Write,\n" +
-			"MultiEdit and NotebookEdit of board files, and allows the simple pickup commands an agent\n" +
-			"runs (next, claim, done, release, show, list, new, ...). post-tool-use renews the lease\n" +
+			"MultiEdit and NotebookEdit (any case) of board files, of .pickup/ and .git/pickup/, also\n" +
+			"through a hard link, and allows the simple pickup commands an agent runs (next, claim,\n" +
+			"done, release, show, list, new, ...) on the repository's own board only (no --dir or\n" +
+			"$PICKUP_DIR elsewhere; `new FILE` for a file of the repository, no link out of it).\n" +
+			"post-tool-use renews the lease\n" +
 			"at most once a minute and prints nothing. stop, with auto_next: true in config.yaml\n" +
 			"(or $PICKUP_AUTO_NEXT=1 in Claude Code's environment; =0 opts a session out), claims the\n" +
 			"next session by priority for a session that stops holding none ($PICKUP_TAG and\n" +
@@ -212,6 +215,19 @@ func (r *run) claudeHooks() *claude.Hooks {
 		Open: func(dir string) (*sessions.Board, error) {
 			// lenient: a bad config.yaml must not block Claude Code
 			return r.openBoard(func(string) (*sessions.Board, error) { return sessions.Open(dir) })
+		},
+		RepoTop: func(cwd string) string {
+			if cwd == "" {
+				wd, err := r.env.Getwd()
+				if err != nil {
+					return ""
+				}
+				cwd = wd
+			}
+			if top, ok := mainWorktree(cwd); ok {
+				return top
+			}
+			return cwd
 		},
 		Invoker:  r.invokerProcess,
 		Beat:     r.spawnBeat,
