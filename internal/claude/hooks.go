@@ -177,9 +177,17 @@ func (h *Hooks) Run(event string, stdin io.Reader) error {
 	case "post-tool-use":
 		return h.postToolUse(dir, owner)
 	case "session-start":
-		return h.sessionStart(dir, owner)
+		var src struct {
+			Source string `json:"source"`
+		}
+		_ = json.Unmarshal(data, &src) // small: read whole for its source
+		return h.sessionStart(dir, owner, src.Source)
 	default:
-		return h.sessionEnd(dir, owner)
+		var end struct {
+			Reason string `json:"reason"`
+		}
+		_ = json.Unmarshal(data, &end)
+		return h.sessionEnd(dir, owner, end.Reason)
 	}
 }
 

@@ -3,10 +3,12 @@ package claude
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -14,12 +16,21 @@ import (
 // sessionStart registers the owner's lease for the Claude Code process,
 // records which session that process runs, exports the session id to the
 // Bash tool, and prints what the session holds.
-func (h *Hooks) sessionStart(boardDir, owner string) error {
+func (h *Hooks) sessionStart(boardDir, owner, source string) error {
 	b, err := h.open(boardDir)
 	if b == nil {
 		return err
 	}
 	var errs []error
+	// After /clear the same Claude Code process goes on as a new session:
+	// the session it ran before is in its pid record, until overwritten
+	// below.
+	previous := ""
+	if p, err := h.Invoker(); err == nil && source == "clear" {
+		if rec, ok := ReadRecord(PidPath(b.Dir, p.PID)); ok && rec.Process.Same(p) && rec.Owner != owner {
+			previous = rec.Owner
+		}
+	}
 	// The hook runs outside Claude Code's Bash sandbox, so it sees the
 	// Claude Code process as the machine numbers it: the lease follows
 	// that process, and commands in the sandbox use this record instead
@@ -44,6 +55,11 @@ func (h *Hooks) sessionStart(boardDir, owner string) error {
 	}
 	if err := touch(beatPath(b.Dir, owner), h.Now()); err != nil {
 		errs = append(errs, err)
+	}
+	if previous != "" {
+		if err := h.handOver(b, previous, owner); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	h.prune(b)
 	if err := h.exportSessionID(owner); err != nil {
@@ -186,4 +202,43 @@ func (h *Hooks) printGiven(b *sessions.Board, id, owner string) error {
 		"Read it (`pickup show %s`), do the work, then `pickup done %s` (or just end: work marks it done when you exit successfully). "+
 		"To give it back unfinished: `pickup release %s`. Never move, edit or delete board files by hand.\n", owner, id, id, id)
 	return nil
+}
+
+// handOver gives the session that goes on after /clear what the cleared
+// one kept (keep_on_session_end: SessionEnd kept the claims, under a
+// lease without a process): the same window, the same agent, now under a
+// new id. Each session moves in one rename, never through todo/.
+func (h *Hooks) handOver(b *sessions.Board, from, to string) error {
+	cfg, err := b.Config()
+	if err != nil || !cfg.KeepOnSessionEnd {
+		return nil // SessionEnd released them
+	}
+	list, err := b.ListOwner(from)
+	if err != nil || len(list) == 0 {
+		return nil
+	}
+	cl, err := claim.New(b, from)
+	if err != nil {
+		return err
+	}
+	var commit func(string)
+	if h.Batch != nil {
+		commit = h.Batch(b)
+	}
+	var errs []error
+	moved := 0
+	for _, s := range list {
+		if _, err := cl.HandOver(s.ID, to); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		moved++
+	}
+	if commit != nil && moved > 0 {
+		commit(fmt.Sprintf("pickup: hand over %d session(s) from Claude Code session %s to %s after /clear", moved, from, to))
+	}
+	if left, err := b.ListOwner(from); err == nil && len(left) == 0 {
+		_ = h.leases(b).Remove(from)
+	}
+	return errors.Join(errs...)
 }
