@@ -57,7 +57,18 @@ func TestParseConfig(t *testing.T) {
 		{name: "unclosed list", yaml: "stale: 45m\ncommit: [true\n", problems: []string{`2: not valid YAML: `}},
 		{name: "unclosed quote", yaml: "stale: '45m\ncommit: true\n", problems: []string{`1: not valid YAML: `}},
 		{name: "mapping in a value", yaml: "stale: 45m\ncommit: a: b\n", problems: []string{`2: not valid YAML: mapping values are not allowed in this context`}},
-		{name: "flow style: no lines", yaml: "{commit: maybe}\n", problems: []string{`0: commit: "maybe"`}},
+		{name: "flow style: the key's line", yaml: "# settings\n{stale: 1h,\n commit: maybe}\n", problems: []string{`3: commit: "maybe"`}},
+		{name: "flow style twice: never line 0", yaml: "{stale: 1m, stale: 2m}\n", problems: []string{`1: stale is set twice (first on line 1)`}},
+		{name: "flow style quoted key", yaml: "\n{\"stale\": 1ns}\n", problems: []string{`2: stale: 1ns is out of range`}},
+		{name: "stale 1ns", yaml: "stale: 1ns\n", problems: []string{`1: stale: 1ns is out of range: write a duration from 1s to 720h`}},
+		{name: "stale 100000h", yaml: "commit: true\nstale: 100000h\n", problems: []string{`2: stale: 100000h is out of range: write a duration from 1s to 720h`}},
+		{name: "stale at the bounds", yaml: "stale: 1s\n", want: Config{Stale: time.Second}},
+		{name: "stale 720h", yaml: "stale: 720h\n", want: Config{Stale: 720 * time.Hour}},
+		{name: "lineup_age 100000h", yaml: "lineup_age: 100000h\n", problems: []string{`1: lineup_age: 100000h is out of range: write a duration from 0s to 24h`}},
+		{name: "lineup_age 24h", yaml: "lineup_age: 24h\n", want: Config{LineupAge: 24 * time.Hour}},
+		{name: "shared_fetch 1ns", yaml: "shared_fetch: 1ns\n", problems: []string{`1: shared_fetch: 1ns is out of range: write a duration from 100ms to 24h`}},
+		{name: "shared_fetch 48h", yaml: "shared_fetch: 48h\n", problems: []string{`1: shared_fetch: 48h is out of range`}},
+		{name: "shared_fetch 100ms", yaml: "shared_fetch: 100ms\n", want: Config{SharedFetch: 100 * time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
