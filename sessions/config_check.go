@@ -54,7 +54,7 @@ func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 // settingNames are the settings config.yaml may hold, in the order the
 // documentation gives them.
 func settingNames() []string {
-	return []string{"stale", "commit", "keep_on_session_end", "auto_next", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age"}
+	return []string{"stale", "commit", "keep_on_session_end", "auto_next", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age", "network_timeout"}
 }
 
 // ConfigLine returns the line of config.yaml that sets name, or 0 if none
@@ -177,6 +177,13 @@ func applySetting(c *Config, name string, v any) string {
 			return msg
 		}
 		c.SharedFetch = d
+	case "network_timeout":
+		str, _ := v.(string)
+		d, err := time.ParseDuration(str)
+		if err != nil || d < MinNetworkTimeout || d > MaxNetworkTimeout {
+			return fmt.Sprintf("network_timeout: %s is not a duration from %s to %s: write network_timeout: 30s (how long pickup waits for a git remote that stopped answering before it gives up)", describeValue(v), MinNetworkTimeout, MaxNetworkTimeout)
+		}
+		c.NetworkTimeout = d
 	case "lineup_age":
 		str, _ := v.(string)
 		d, err := time.ParseDuration(str)

@@ -1,9 +1,9 @@
 package boardview
 
 import (
-	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/pickup-dev/pickup/internal/textsafe"
 )
 
 // Clean makes agent-written text (titles, tags, owners, errors, log
@@ -21,77 +21,14 @@ import (
 //     U+2029 as \u202e: they would reorder or break the line around them;
 //   - each byte that is not UTF-8 as \xNN.
 //
-// Everything else (CJK, emoji, accents) is kept as it is.
+// Everything else (CJK, emoji, accents) is kept as it is. The rules are
+// pickup's one set, internal/textsafe's, with tabs made spaces.
 func Clean(s string) string {
-	if isClean(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	writeClean(&b, s, false)
-	return b.String()
+	return textsafe.Line(strings.ReplaceAll(s, "\t", " "))
 }
 
 // CleanText is Clean for a file shown whole: it keeps line breaks and
 // expands tabs to four spaces.
 func CleanText(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	writeClean(&b, s, true)
-	return b.String()
-}
-
-func isClean(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-func writeClean(b *strings.Builder, s string, text bool) {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '\t' && text:
-				b.WriteString("    ")
-			case c == '\t':
-				b.WriteByte(' ')
-			case c == '\n' && text:
-				b.WriteByte('\n')
-			case c < 0x20 || c == 0x7f:
-				fmt.Fprintf(b, `\x%02x`, c)
-			default:
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(b, `\x%02x`, c)
-		case unsafeRune(r):
-			fmt.Fprintf(b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-}
-
-// unsafeRune reports the runes beyond ASCII that Clean escapes.
-func unsafeRune(r rune) bool {
-	switch {
-	case r >= 0x80 && r <= 0x9f: // C1 controls
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
-		r == 0x200e, r == 0x200f, r == 0x061c: // bidirectional controls
-		return true
-	case r == 0x2028, r == 0x2029: // line and paragraph separators
-		return true
-	}
-	return false
+	return textsafe.Text(strings.ReplaceAll(s, "\t", "    "))
 }

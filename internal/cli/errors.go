@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/gitx"
@@ -41,7 +42,9 @@ var exitCodes = []struct {
 	code int
 }{
 	{context.Canceled, ExitInterrupted},
+	{shared.ErrDiskFull, ExitError}, // the machine's failure, not the remote's
 	{shared.ErrRemote, ExitRemote},
+	{gitx.ErrNetTimeout, ExitRemote}, // a remote that stopped answering (sync)
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},
@@ -166,6 +169,8 @@ func (r *run) hint(err error) string {
 		return fmt.Sprintf("the lock on %s is taken: pick other work and try again later, or wait for it with `pickup lock acquire %s --wait 10m`; if you took it yourself, run `pickup lock release %s` when you are done", key, key, key)
 	case errors.Is(err, claim.ErrNotHolder):
 		return "only the holder of a lock releases or renews it: leave it to them and pick other work (`pickup lock list` shows who holds which lock)"
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk is full (or your quota is used up): free space on it and run the command again"
 	case errors.Is(err, claim.ErrCrossDevice):
 		return "todo/, doing/ and done/ must be on one filesystem for atomic moves; keep the whole board on one filesystem (no separate mounts inside it)"
 	}

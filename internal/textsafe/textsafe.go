@@ -13,7 +13,8 @@
 //     terminals);
 //   - bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A
 //     to U+202E, U+2066 to U+2069), which reorder what is shown so that it
-//     reads differently from what it is (U+202E, right-to-left override);
+//     reads differently from what it is (U+202E, right-to-left override),
+//     and the line and paragraph separators U+2028 and U+2029;
 //   - invalid UTF-8.
 //
 // Each is replaced by a visible escape: \xNN for a C0 control, DEL or a
@@ -45,6 +46,8 @@ func unsafeRune(r rune) bool {
 		return true
 	case r == 0x061c, r == 0x200e, r == 0x200f,
 		r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r == 0x2028, r == 0x2029: // line and paragraph separators: they break a line
 		return true
 	}
 	return false
