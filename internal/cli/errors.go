@@ -9,6 +9,7 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -42,6 +43,7 @@ var exitCodes = []struct {
 }{
 	{context.Canceled, ExitInterrupted},
 	{shared.ErrRemote, ExitRemote},
+	{pgboard.ErrDatabase, ExitRemote},
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},

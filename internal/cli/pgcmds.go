@@ -1,0 +1,128 @@
+package cli
+
+// A board that PostgreSQL arbitrates (pickup init --shared postgres://…):
+// the transitions go through the database, whose conditional UPDATE is
+// the compare-and-swap. See internal/pgboard.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// pgPollEvery is how often next --wait reads a PostgreSQL board for
+// sessions made or released on other machines.
+const pgPollEvery = 250 * time.Millisecond
+
+// readyPG opens b's database (config.yaml's shared: URL), makes it b's
+// arbiter and brings the board directory in line with it; m.mu is held.
+func (m *sharedMode) readyPG(b *sessions.Board) error {
+	pg, err := pgboard.Open(context.Background(), b, m.cfg.Shared)
+	if err != nil {
+		return err
+	}
+	if _, err := pg.Refresh(context.Background()); err != nil {
+		b.Arbiter = nil
+		pg.Close()
+		return err
+	}
+	m.pg = pg
+	return nil
+}
+
+// pgBoard returns the PostgreSQL board, or nil if the board is not one
+// (or ready has not run).
+func (m *sharedMode) pgBoard() *pgboard.Board {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pg
+}
+
+// pgPoll reads the database every pgPollEvery until ctx ends, so that
+// next --wait wakes for sessions made or released elsewhere: Refresh
+// writes them into todo/, which the wait watches.
+func (r *run) pgPoll(ctx context.Context, pg *pgboard.Board) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(pgPollEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := pg.Refresh(ctx); err != nil && ctx.Err() == nil {
+					fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// initPG is `pickup init --shared postgres://…`: it connects (creating or
+// migrating the schema), records the URL without its password in
+// config.yaml, and puts the board's sessions into the database.
+func (r *run) initPG(url string) error {
+	redacted, hadPassword := pgboard.Redact(url)
+	dir, err := r.boardDir()
+	if err != nil {
+		return err
+	}
+	b, err := sessions.Init(dir)
+	if err != nil {
+		return err
+	}
+	cfg, err := b.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.Shared != "" && cfg.Shared != redacted {
+		return refuse(fmt.Errorf("init --shared %s: the board is shared through %s already (config.yaml)", redacted, cfg.Shared), "edit shared: in config.yaml if the database moved")
+	}
+	r.noSync = r.noSync || b.NoSync
+	ctx := context.Background()
+	pg, err := pgboard.Open(ctx, b, url)
+	if err != nil {
+		return err
+	}
+	defer pg.Close()
+	b.Arbiter = nil // joining is not a transition
+	if cfg.Shared == "" {
+		if err := appendConfig(b, "shared: "+redacted+"\n"); err != nil {
+			return err
+		}
+	}
+	imported, total, err := pg.Join(ctx, true)
+	if err != nil {
+		return err
+	}
+	if hadPassword {
+		fmt.Fprintf(r.env.Stderr, "pickup: warning: the password in the URL was not written to config.yaml; give it to later commands in ~/.pgpass or $PGPASSWORD\n")
+	}
+	if r.json {
+		return r.printJSON(map[string]any{"dir": b.Dir, "database": redacted, "sessions": total, "imported": imported})
+	}
+	r.printf("postgres board ready at %s: %s (%d sessions, %d imported from this board)\n", b.Dir, redacted, total, imported)
+	return nil
+}
+
+// syncPG is `pickup sync` on a PostgreSQL board: every transition is in
+// the database already; it imports sessions made by hand (a todo/*.md
+// that the database does not have) and brings the board in line.
+func (r *run) syncPG(pg *pgboard.Board) error {
+	imported, total, err := pg.Join(context.Background(), false)
+	if err != nil {
+		return err
+	}
+	if r.json {
+		return r.printJSON(map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true})
+	}
+	r.printf("postgres board: in line with %s (%d sessions, %d imported)\n", pg.URL, total, imported)
+	return nil
+}

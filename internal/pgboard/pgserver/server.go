@@ -1,0 +1,252 @@
+// Package pgserver is the database side of a PostgreSQL board: it serves
+// pgboard's line protocol (see pgboard.Request) over one connection made
+// with pgx. Only the helper command pickup-postgres links it (and so
+// package net); pickup itself never does.
+package pgserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pickup-dev/pickup/internal/pgboard"
+)
+
+// Deadlines. A request that the server does not answer in RequestTimeout
+// fails as unreachable (a stalled connection is not waited on forever);
+// the outcome of a commit that was not heard is read back for up to
+// ReadBackFor while the server restarts.
+const (
+	ConnectTimeout = 5 * time.Second
+	RequestTimeout = 15 * time.Second
+	ReadBackFor    = 20 * time.Second
+)
+
+// Server holds one connection to the database.
+type Server struct {
+	url  string
+	conn *pgx.Conn
+}
+
+// Serve answers requests from r on w until r ends.
+func Serve(r io.Reader, w io.Writer) error {
+	s := &Server{}
+	defer s.close()
+	in := bufio.NewScanner(r)
+	in.Buffer(make([]byte, 64<<10), 256<<20)
+	out := bufio.NewWriter(w)
+	enc := json.NewEncoder(out)
+	for in.Scan() {
+		var req pgboard.Request
+		var res pgboard.Response
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			res = pgboard.Response{Kind: pgboard.KindError, Err: fmt.Sprintf("bad request: %v", err)}
+		} else {
+			res = s.handle(&req)
+		}
+		if err := enc.Encode(&res); err != nil {
+			return err
+		}
+		if err := out.Flush(); err != nil {
+			return err
+		}
+	}
+	return in.Err()
+}
+
+func (s *Server) close() {
+	if s.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = s.conn.Close(ctx)
+		cancel()
+		s.conn = nil
+	}
+}
+
+func (s *Server) handle(req *pgboard.Request) pgboard.Response {
+	ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
+	defer cancel()
+	switch req.Op {
+	case "open":
+		s.url = req.URL
+		if err := s.connect(ctx); err != nil {
+			return fail(err)
+		}
+		if err := migrate(ctx, s.conn); err != nil {
+			return fail(s.dropIfBroken(err))
+		}
+		return pgboard.Response{OK: true}
+	case "state":
+		return s.retry(ctx, func() pgboard.Response { return s.state(ctx) })
+	case "bodies":
+		return s.retry(ctx, func() pgboard.Response { return s.bodies(ctx, req.IDs) })
+	case "import":
+		return s.retry(ctx, func() pgboard.Response { return s.importRows(ctx, req.Sessions) })
+	case "move":
+		if req.Move == nil {
+			return pgboard.Response{Kind: pgboard.KindError, Err: "move without a transition"}
+		}
+		return s.move(ctx, req.Move)
+	}
+	return pgboard.Response{Kind: pgboard.KindError, Err: fmt.Sprintf("unknown request %q", req.Op)}
+}
+
+// connect makes the connection if there is none.
+func (s *Server) connect(ctx context.Context) error {
+	if s.conn != nil && !s.conn.IsClosed() {
+		return nil
+	}
+	if s.url == "" {
+		return &failure{kind: pgboard.KindError, err: errors.New("not opened")}
+	}
+	cfg, err := pgx.ParseConfig(s.url)
+	if err != nil {
+		return &failure{kind: pgboard.KindError, err: err}
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = ConnectTimeout
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return &failure{kind: pgboard.KindUnreachable, err: err}
+	}
+	s.conn = conn
+	return nil
+}
+
+// failure is an error with its kind.
+type failure struct {
+	kind string
+	err  error
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+func fail(err error) pgboard.Response {
+	var f *failure
+	if errors.As(err, &f) {
+		return pgboard.Response{Kind: f.kind, Err: f.Error()}
+	}
+	return pgboard.Response{Kind: pgboard.KindError, Err: err.Error()}
+}
+
+// broken reports whether err is the connection's failure, not the
+// database's answer.
+func broken(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// The server going away answers with these before it closes.
+		switch pe.Code {
+		case "57P01", "57P02", "57P03", "08000", "08003", "08006":
+			return true
+		}
+		return false
+	}
+	return err != nil
+}
+
+// dropIfBroken closes a connection that err broke, so that the next
+// request connects again, and marks err unreachable.
+func (s *Server) dropIfBroken(err error) error {
+	if err == nil {
+		return nil
+	}
+	var f *failure
+	if errors.As(err, &f) {
+		return err
+	}
+	if broken(err) {
+		s.close()
+		return &failure{kind: pgboard.KindUnreachable, err: err}
+	}
+	return &failure{kind: pgboard.KindError, err: err}
+}
+
+// retry runs a read (or an idempotent write) once more on a new connection
+// when the first one was broken: a server restart or a terminated backend
+// between two requests costs a reconnection, not a failure.
+func (s *Server) retry(ctx context.Context, f func() pgboard.Response) pgboard.Response {
+	for try := 0; ; try++ {
+		if err := s.connect(ctx); err != nil {
+			return fail(err)
+		}
+		res := f()
+		if res.Kind != pgboard.KindUnreachable || try == 1 {
+			return res
+		}
+	}
+}
+
+func (s *Server) state(ctx context.Context) pgboard.Response {
+	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence FROM pickup_sessions`)
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Row, error) {
+		var x pgboard.Row
+		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence)
+		return x, err
+	})
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Rows: out}
+}
+
+func (s *Server) bodies(ctx context.Context, ids []string) pgboard.Response {
+	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, body FROM pickup_sessions WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Row, error) {
+		var x pgboard.Row
+		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence, &x.Body)
+		return x, err
+	})
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Rows: out}
+}
+
+// importRows inserts the sessions whose ids the database does not have
+// (a board that joins: its sessions made before it was shared), in one
+// transaction.
+func (s *Server) importRows(ctx context.Context, in []pgboard.Row) pgboard.Response {
+	n := 0
+	err := pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
+		for _, r := range in {
+			tag, err := tx.Exec(ctx, `INSERT INTO pickup_sessions (id, state, owner, body, version) VALUES ($1, $2, $3, $4, nextval('pickup_version')) ON CONFLICT (id) DO NOTHING`,
+				r.ID, r.State, r.Owner, r.Body)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 1 {
+				n++
+				if _, err := tx.Exec(ctx, `INSERT INTO pickup_events (id, op, src, dst, version) VALUES ($1, 'import', '', $2, currval('pickup_version'))`, r.ID, place(r.State, r.Owner)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Count: n}
+}
+
+// place is a session's place as the event log names it.
+func place(state, owner string) string {
+	if state == "doing" && owner != "" {
+		return "doing/" + owner
+	}
+	return state
+}
