@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 	"golang.org/x/sys/unix"
@@ -211,6 +212,7 @@ func (s *Board) refresh(first bool) (bool, error) {
 		if r.Version <= v.Version {
 			continue
 		}
+		s.fenceMoved(v, r)
 		want := s.rowPath(r)
 		cur := ""
 		if known {
@@ -267,4 +269,21 @@ func (s *Board) removeCopies(r Row) {
 			_ = os.Remove(p.Path)
 		}
 	}
+}
+
+// fenceMoved records a session that this board showed in an owner's
+// hands and that someone else has moved since (a reap, a release on
+// another machine): that owner's later done or release of it exits with
+// claim.ErrClaimLost, as after a local reap.
+func (s *Board) fenceMoved(v seen, r Row) {
+	st, owner, ok := parsePlace(v.Place)
+	if !ok || st != string(sessions.Doing) || owner == "" || r.LastBy == owner || (r.State == st && r.Owner == owner) {
+		return
+	}
+	leases := &claim.Leases{Board: s.B}
+	reason := fmt.Sprintf("%s by %s in the database %s; fencing token now %d", r.LastOp, r.LastBy, s.URL, r.Fence)
+	if r.LastBy == "" {
+		reason = fmt.Sprintf("%s in the database %s; fencing token now %d", r.LastOp, s.URL, r.Fence)
+	}
+	_ = leases.FenceAs(owner, r.ID, claim.OwnerStale, reason)
 }

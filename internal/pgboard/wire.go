@@ -42,6 +42,10 @@ type Row struct {
 	Owner   string `json:"owner,omitempty"`
 	Version int64  `json:"version"`
 	Fence   int64  `json:"fence,omitempty"`
+	// LastOp and LastBy: the transition that put it there, and who made
+	// it (a session that left an owner's hands by another's: fenced).
+	LastOp string `json:"last_op,omitempty"`
+	LastBy string `json:"last_by,omitempty"`
 	Body    []byte `json:"body,omitempty"`
 }
 

@@ -23,6 +23,8 @@ var migrations = []string{
 		body bytea NOT NULL,
 		version bigint NOT NULL,
 		fence bigint NOT NULL DEFAULT 0,
+		last_op text NOT NULL DEFAULT '',
+		last_by text NOT NULL DEFAULT '',
 		updated_at timestamptz NOT NULL DEFAULT now()
 	);
 	CREATE INDEX pickup_sessions_state ON pickup_sessions (state);

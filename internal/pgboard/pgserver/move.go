@@ -55,17 +55,17 @@ func (s *Server) moveOnce(ctx context.Context, m *pgboard.Move) (res pgboard.Res
 	row := pgboard.Row{ID: m.ID, State: m.ToState, Owner: m.ToOwner}
 	claim := m.ToState == "doing"
 	if m.FromState == "" {
-		err = tx.QueryRow(ctx, `INSERT INTO pickup_sessions (id, state, owner, body, version, fence)
-			VALUES ($1, $2, $3, $4, nextval('pickup_version'), CASE WHEN $5 THEN nextval('pickup_fence') ELSE 0 END)
+		err = tx.QueryRow(ctx, `INSERT INTO pickup_sessions (id, state, owner, body, version, fence, last_op, last_by)
+			VALUES ($1, $2, $3, $4, nextval('pickup_version'), CASE WHEN $5 THEN nextval('pickup_fence') ELSE 0 END, $6, $7)
 			ON CONFLICT (id) DO NOTHING RETURNING version, fence`,
-			m.ID, m.ToState, m.ToOwner, m.Body, claim).Scan(&row.Version, &row.Fence)
+			m.ID, m.ToState, m.ToOwner, m.Body, claim, m.Op, m.Owner).Scan(&row.Version, &row.Fence)
 	} else {
 		err = tx.QueryRow(ctx, `UPDATE pickup_sessions SET state = $2, owner = $3, body = $4,
 			version = nextval('pickup_version'),
 			fence = CASE WHEN $5 THEN nextval('pickup_fence') ELSE fence END,
-			updated_at = now()
+			last_op = $8, last_by = $9, updated_at = now()
 			WHERE id = $1 AND state = $6 AND owner = $7 RETURNING version, fence`,
-			m.ID, m.ToState, m.ToOwner, m.Body, claim, m.FromState, m.FromOwner).Scan(&row.Version, &row.Fence)
+			m.ID, m.ToState, m.ToOwner, m.Body, claim, m.FromState, m.FromOwner, m.Op, m.Owner).Scan(&row.Version, &row.Fence)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		_ = tx.Rollback(ctx)
@@ -96,8 +96,8 @@ func (s *Server) moveOnce(ctx context.Context, m *pgboard.Move) (res pgboard.Res
 // current reads where the database has session id.
 func (s *Server) current(ctx context.Context, id string) (pgboard.Row, bool, error) {
 	r := pgboard.Row{ID: id}
-	err := s.conn.QueryRow(ctx, `SELECT state, owner, version, fence, body FROM pickup_sessions WHERE id = $1`, id).
-		Scan(&r.State, &r.Owner, &r.Version, &r.Fence, &r.Body)
+	err := s.conn.QueryRow(ctx, `SELECT state, owner, version, fence, last_op, last_by, body FROM pickup_sessions WHERE id = $1`, id).
+		Scan(&r.State, &r.Owner, &r.Version, &r.Fence, &r.LastOp, &r.LastBy, &r.Body)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false, nil
 	}

@@ -185,13 +185,13 @@ func (s *Server) retry(ctx context.Context, f func() pgboard.Response) pgboard.R
 }
 
 func (s *Server) state(ctx context.Context) pgboard.Response {
-	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence FROM pickup_sessions`)
+	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, last_op, last_by FROM pickup_sessions`)
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Row, error) {
 		var x pgboard.Row
-		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence)
+		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence, &x.LastOp, &x.LastBy)
 		return x, err
 	})
 	if err != nil {
@@ -201,13 +201,13 @@ func (s *Server) state(ctx context.Context) pgboard.Response {
 }
 
 func (s *Server) bodies(ctx context.Context, ids []string) pgboard.Response {
-	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, body FROM pickup_sessions WHERE id = ANY($1)`, ids)
+	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, last_op, last_by, body FROM pickup_sessions WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Row, error) {
 		var x pgboard.Row
-		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence, &x.Body)
+		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence, &x.LastOp, &x.LastBy, &x.Body)
 		return x, err
 	})
 	if err != nil {
@@ -223,7 +223,7 @@ func (s *Server) importRows(ctx context.Context, in []pgboard.Row) pgboard.Respo
 	n := 0
 	err := pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
 		for _, r := range in {
-			tag, err := tx.Exec(ctx, `INSERT INTO pickup_sessions (id, state, owner, body, version) VALUES ($1, $2, $3, $4, nextval('pickup_version')) ON CONFLICT (id) DO NOTHING`,
+			tag, err := tx.Exec(ctx, `INSERT INTO pickup_sessions (id, state, owner, body, version, last_op) VALUES ($1, $2, $3, $4, nextval('pickup_version'), 'import') ON CONFLICT (id) DO NOTHING`,
 				r.ID, r.State, r.Owner, r.Body)
 			if err != nil {
 				return err
