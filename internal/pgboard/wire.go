@@ -46,7 +46,7 @@ type Row struct {
 	// it (a session that left an owner's hands by another's: fenced).
 	LastOp string `json:"last_op,omitempty"`
 	LastBy string `json:"last_by,omitempty"`
-	Body    []byte `json:"body,omitempty"`
+	Body   []byte `json:"body,omitempty"`
 }
 
 // Failure kinds of a Response.
