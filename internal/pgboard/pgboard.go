@@ -180,7 +180,7 @@ func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("postgres board: start %s: %w", helper, err)
 	}
-	if _, err := s.call("open", Request{Op: "open", URL: url}); err != nil {
+	if _, err := s.call("connect", Request{Op: "open", URL: url}); err != nil {
 		s.Close()
 		return nil, err
 	}

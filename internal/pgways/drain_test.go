@@ -211,3 +211,65 @@ func TestDrainFourByFour(t *testing.T) {
 	t.Logf("4 × 4 drain of %d: %v", len(ids), time.Since(start).Round(time.Millisecond))
 	checkDrained(t, db, cs, ids, claims)
 }
+
+// doneCount is how many sessions the database has in done.
+func doneCount(t *testing.T, db string) int {
+	out, err := server.psqlErr(db, "SELECT count(*) FROM pickup_sessions WHERE state = 'done'")
+	if err != nil {
+		return -1 // the server is down
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(out))
+	return n
+}
+
+// waitDone waits until at least n sessions are done.
+func waitDone(t *testing.T, db string, n int) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for doneCount(t, db) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d sessions done after 3 minutes", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestServerFailuresMidDrain: while 4 boards × 2 agents drain, the
+// server is stopped the way a crash stops it (pg_ctl stop -m immediate)
+// and started again, then every backend of the board is terminated
+// (pg_terminate_backend), twice. The agents see exit 8 naming the
+// database, run the command again, and the drain finishes: each session
+// claimed and finished exactly once, nothing lost, every board agrees.
+func TestServerFailuresMidDrain(t *testing.T) {
+	db, url := newDatabase(t)
+	cs := clones(t, url, 4)
+	ids := createFromAll(t, cs, 120)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	d := startAgents(t, ctx, cs, 2)
+	waitDone(t, db, 30)
+	if err := server.stopImmediate(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if err := server.start(); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, db, 60)
+	killed := 0
+	for range 2 {
+		out := server.psql(t, "postgres", "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"+db+"' AND pid <> pg_backend_pid()) k")
+		n, _ := strconv.Atoi(out)
+		killed += n
+		time.Sleep(300 * time.Millisecond)
+	}
+	claims := d.wait()
+	n8, said := d.exit8()
+	t.Logf("%d backends terminated; the agents ran %d commands again after exit 8", killed, n8)
+	if n8 == 0 {
+		t.Errorf("no command exited 8 while the server was down")
+	}
+	if !strings.Contains(said, "database postgres://pickup@127.0.0.1") {
+		t.Errorf("no error named the database; pickup said:\n%s", said)
+	}
+	checkDrained(t, db, cs, ids, claims)
+}
