@@ -277,12 +277,14 @@ func (s *Board) removeCopies(r Row) {
 // claim.ErrClaimLost, as after a local reap.
 func (s *Board) fenceMoved(v seen, r Row) {
 	st, owner, ok := parsePlace(v.Place)
-	if !ok || st != string(sessions.Doing) || owner == "" || r.LastBy == owner || (r.State == st && r.Owner == owner) {
+	// A reap's event names the owner it reaped, not who reaped.
+	byOwner := r.LastBy == owner && r.LastOp != "reap"
+	if !ok || st != string(sessions.Doing) || owner == "" || byOwner || (r.State == st && r.Owner == owner) {
 		return
 	}
 	leases := &claim.Leases{Board: s.B}
 	reason := fmt.Sprintf("%s by %s in the database %s; fencing token now %d", r.LastOp, r.LastBy, s.URL, r.Fence)
-	if r.LastBy == "" {
+	if r.LastBy == "" || r.LastOp == "reap" {
 		reason = fmt.Sprintf("%s in the database %s; fencing token now %d", r.LastOp, s.URL, r.Fence)
 	}
 	_ = leases.FenceAs(owner, r.ID, claim.OwnerStale, reason)

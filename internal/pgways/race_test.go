@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,11 +13,21 @@ import (
 
 // TestSixteenRacers: 16 processes in 4 boards claim one session at once:
 // one wins, 15 exit 3, and the database and every board agree on the
-// winner.
+// winner. Several rounds, so that the boards' claims meet at the
+// database (within one board the rename settles them first).
 func TestSixteenRacers(t *testing.T) {
 	db, url := newDatabase(t)
 	cs := clones(t, url, 4)
-	id := strings.TrimSpace(cs[0].must("", "new", "-t", "the one"))
+	for round := range 6 {
+		id := strings.TrimSpace(cs[round%4].must("", "new", "-t", fmt.Sprintf("the one of round %d", round)))
+		for _, c := range cs {
+			c.must("", "sync") // every board shows it in todo/ before the race
+		}
+		race(t, db, cs, id, round)
+	}
+}
+
+func race(t *testing.T, db string, cs []*clone, id string, round int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -25,7 +36,7 @@ func TestSixteenRacers(t *testing.T) {
 	start := make(chan struct{})
 	for i := range 16 {
 		c := cs[i%4]
-		owners[i] = fmt.Sprintf("%s-r%d", c.name, i)
+		owners[i] = fmt.Sprintf("%s-r%d-%d", c.name, round, i)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -42,22 +53,20 @@ func TestSixteenRacers(t *testing.T) {
 			winners = append(winners, owners[i])
 		case 3:
 		default:
-			t.Errorf("%s: exit %d, want 0 or 3\n%s", owners[i], res.code, res.stderr)
+			t.Errorf("round %d: %s: exit %d, want 0 or 3\n%s", round, owners[i], res.code, res.stderr)
 		}
 	}
 	if len(winners) != 1 {
-		t.Fatalf("winners %v, want exactly one", winners)
+		t.Fatalf("round %d: winners %v, want exactly one", round, winners)
 	}
 	if got := server.psql(t, db, "SELECT state || '/' || owner FROM pickup_sessions WHERE id = '"+id+"'"); got != "doing/"+winners[0] {
-		t.Errorf("the database has %q, want doing/%s", got, winners[0])
+		t.Errorf("round %d: the database has %q, want doing/%s", round, got, winners[0])
 	}
-	if got := server.psql(t, db, "SELECT count(*) FROM pickup_events WHERE op = 'claim'"); got != "1" {
-		t.Errorf("%s claims in the database's history, want 1", got)
+	if got := server.psql(t, db, "SELECT count(*) FROM pickup_events WHERE op = 'claim' AND id = '"+id+"'"); got != "1" {
+		t.Errorf("round %d: %s claims in the database's history, want 1", round, got)
 	}
 	for _, c := range cs {
 		c.must("", "sync")
-		owner := strings.SplitN(winners[0], "-", 2)[0]
-		_ = owner
 		var holders []string
 		for _, r := range owners {
 			if slices.Contains(c.files("doing/"+r), id) {
@@ -65,7 +74,7 @@ func TestSixteenRacers(t *testing.T) {
 			}
 		}
 		if len(holders) != 1 || holders[0] != winners[0] || len(c.files("todo")) != 0 {
-			t.Errorf("%s shows %s held by %v (todo %v), want %s only", c.name, id, holders, c.files("todo"), winners[0])
+			t.Errorf("round %d: %s shows %s held by %v (todo %v), want %s only", round, c.name, id, holders, c.files("todo"), winners[0])
 		}
 	}
 }
@@ -90,7 +99,7 @@ func TestReapedOwnerFenced(t *testing.T) {
 	}
 	b.must("b1", "claim", id)
 	second := server.psql(t, db, "SELECT fence FROM pickup_sessions WHERE id = '"+id+"'")
-	if second <= first && len(second) <= len(first) {
+	if f1, _ := strconv.Atoi(first); mustAtoi(t, second) <= f1 {
 		t.Errorf("fencing token went from %s to %s, want it to grow", first, second)
 	}
 	res := a.pickup(context.Background(), "a1", "done", id)
@@ -107,4 +116,85 @@ func TestReapedOwnerFenced(t *testing.T) {
 		t.Errorf("a's board after the refused done: done %v, doing/a1 %v, doing/b1 %v", a.files("done"), a.files("doing/a1"), a.files("doing/b1"))
 	}
 	b.must("b1", "done", id)
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
+}
+
+// TestLateDoneRacesReap: an owner finishes its sessions while another
+// machine reaps them, at the same moment: for each session exactly one of
+// the two stands (the database's history has a done or a reap, never
+// both), a refused done exits 6, and the boards agree.
+func TestLateDoneRacesReap(t *testing.T) {
+	db, url := newDatabase(t)
+	cs := clones(t, url, 2)
+	a, b := cs[0], cs[1]
+	const n = 8
+	var ids []string
+	for i := range n {
+		id := strings.TrimSpace(a.must("", "new", "-t", fmt.Sprintf("s%d", i)))
+		a.must("a1", "claim", id)
+		ids = append(ids, id)
+	}
+	b.must("", "sync")
+	time.Sleep(1100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	start := make(chan struct{})
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			res := a.pickup(ctx, "a1", "done", id)
+			codes[i] = res.code
+			if res.code != 0 && res.code != 6 {
+				t.Errorf("done %s: exit %d, want 0 or 6\n%s", id, res.code, res.stderr)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		if res := b.pickup(ctx, "", "reap", "--stale", "1s"); res.code != 0 {
+			t.Errorf("reap: exit %d\n%s", res.code, res.stderr)
+		}
+	}()
+	close(start)
+	wg.Wait()
+	done, reaped := 0, 0
+	for i, id := range ids {
+		ops := server.psql(t, db, "SELECT string_agg(op, ',' ORDER BY seq) FROM pickup_events WHERE id = '"+id+"'")
+		switch ops {
+		case "new,claim,done":
+			done++
+			if codes[i] != 0 {
+				t.Errorf("%s: done stands in the database, but it exited %d", id, codes[i])
+			}
+		case "new,claim,reap":
+			reaped++
+			if codes[i] != 6 {
+				t.Errorf("%s: reaped in the database, but the late done exited %d, want 6", id, codes[i])
+			}
+		default:
+			t.Errorf("%s's history in the database: %s, want a done or a reap after the claim, not both", id, ops)
+		}
+	}
+	t.Logf("%d done, %d reaped", done, reaped)
+	a.must("", "sync")
+	b.must("", "sync")
+	for _, c := range cs {
+		if got := len(c.files("done")) + len(c.files("todo")); got != n {
+			t.Errorf("%s shows %d sessions in done/ and todo/, want %d", c.name, got, n)
+		}
+	}
 }
