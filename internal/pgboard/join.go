@@ -21,6 +21,9 @@ func (s *Board) Join(ctx context.Context, first bool) (imported, total int, err 
 		return 0, 0, err
 	}
 	if len(rows) > 0 {
+		s.mu.Lock()
+		s.opened = nil // read before the import
+		s.mu.Unlock()
 		res, err := s.call("import sessions", Request{Op: "import", Sessions: rows})
 		if err != nil {
 			return 0, 0, err

@@ -194,9 +194,18 @@ func (s *Board) Refresh(ctx context.Context) (bool, error) {
 }
 
 func (s *Board) refresh(first bool) (bool, error) {
-	res, err := s.call("read the board", Request{Op: "state"})
-	if err != nil {
-		return false, err
+	var res Response
+	s.mu.Lock()
+	opened := s.opened
+	s.opened = nil
+	s.mu.Unlock()
+	if opened != nil {
+		res = *opened // read a moment ago, when the board was opened
+	} else {
+		var err error
+		if res, err = s.call("read the board", Request{Op: "state"}); err != nil {
+			return false, err
+		}
 	}
 	unlock, err := s.lock()
 	if err != nil {

@@ -132,10 +132,13 @@ type Board struct {
 	URL string
 
 	mu     sync.Mutex // one request at a time on the helper
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd  // a helper of this process's own, or
+	sock   *os.File   // the machine's daemon
 	stdin  io.WriteCloser
+	w      io.Writer
 	stdout *bufio.Reader
-	broken error // the helper failed: every later request fails so
+	opened *Response // open's answer: the state, for the first Refresh
+	broken error     // the helper failed: every later request fails so
 }
 
 // FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
@@ -167,23 +170,32 @@ func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.cmd = exec.Command(helper)
-	s.cmd.Stderr = os.Stderr
-	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-		return nil, err
+	if f := dialDaemon(helper, url); f != nil {
+		s.sock = f
+		s.w = f
+		s.stdout = bufio.NewReaderSize(f, 64<<10)
+	} else {
+		s.cmd = exec.Command(helper)
+		s.cmd.Stderr = os.Stderr
+		if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+			return nil, err
+		}
+		s.w = s.stdin
+		out, err := s.cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		s.stdout = bufio.NewReaderSize(out, 64<<10)
+		if err := s.cmd.Start(); err != nil {
+			return nil, fmt.Errorf("postgres board: start %s: %w", helper, err)
+		}
 	}
-	out, err := s.cmd.StdoutPipe()
+	res, err := s.call("connect", Request{Op: "open", URL: url, State: true})
 	if err != nil {
-		return nil, err
-	}
-	s.stdout = bufio.NewReaderSize(out, 64<<10)
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("postgres board: start %s: %w", helper, err)
-	}
-	if _, err := s.call("connect", Request{Op: "open", URL: url}); err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.opened = &res
 	suffix, err := s.idSuffix()
 	if err != nil {
 		s.Close()
@@ -198,12 +210,15 @@ func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 func (s *Board) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
+	if s.sock != nil {
+		_ = s.sock.Close()
+		s.sock = nil
 	}
-	_ = s.stdin.Close()
-	_ = s.cmd.Wait()
-	s.cmd = nil
+	if s.cmd != nil {
+		_ = s.stdin.Close()
+		_ = s.cmd.Wait()
+		s.cmd = nil
+	}
 	if s.broken == nil {
 		s.broken = errors.New("closed")
 	}
@@ -222,7 +237,7 @@ func (s *Board) call(op string, req Request) (Response, error) {
 		return Response{}, err
 	}
 	var res Response
-	if _, err = s.stdin.Write(append(data, '\n')); err == nil {
+	if _, err = s.w.Write(append(data, '\n')); err == nil {
 		var line []byte
 		if line, err = s.stdout.ReadBytes('\n'); err == nil {
 			err = json.Unmarshal(line, &res)

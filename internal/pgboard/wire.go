@@ -9,9 +9,11 @@ type Request struct {
 	// session's place and version), "bodies" (the content of IDs),
 	// "move" (one transition), "import" (Sessions, each inserted unless
 	// its id exists).
-	Op  string   `json:"op"`
-	URL string   `json:"url,omitempty"`
-	IDs []string `json:"ids,omitempty"`
+	Op  string `json:"op"`
+	URL string `json:"url,omitempty"`
+	// State: an "open" answers with the "state" too (one round trip).
+	State bool     `json:"state,omitempty"`
+	IDs   []string `json:"ids,omitempty"`
 	// Move is the transition of a "move".
 	Move *Move `json:"move,omitempty"`
 	// Sessions are the sessions of an "import".

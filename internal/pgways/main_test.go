@@ -26,6 +26,9 @@ var (
 	tmpRoot string
 	server  *pgServer
 	bin     string // folder with pickup and pickup-postgres
+	// runDir holds the sockets of the pickup-postgres daemons that the
+	// tests start; they exit when it is removed.
+	runDir string
 )
 
 // TestMain builds pickup and its helper, starts one private PostgreSQL
@@ -41,6 +44,15 @@ func testMain(m *testing.M) int {
 	}
 	tmpRoot = d
 	defer os.RemoveAll(d)
+	runDir = filepath.Join(d, "run")
+	if err := os.Mkdir(runDir, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		os.RemoveAll(runDir)
+		time.Sleep(500 * time.Millisecond) // the daemons see it and exit
+	}()
 	exe, err := testbin.Build(tmpRoot)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -198,7 +210,8 @@ func env(home string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "HOME="+home, "PICKUP_NO_SYNC=1", "PATH="+bin+":"+os.Getenv("PATH"))
+	return append(out, "HOME="+home, "PICKUP_NO_SYNC=1", "PATH="+bin+":"+os.Getenv("PATH"),
+		"PICKUP_PG_RUNDIR="+runDir, "PICKUP_PG_DAEMON="+os.Getenv("PGWAYS_DAEMON"))
 }
 
 // clone is one machine's board on the shared database.

@@ -30,14 +30,22 @@ const (
 
 // Server holds one connection to the database.
 type Server struct {
-	url  string
-	conn *pgx.Conn
+	url      string
+	conn     *pgx.Conn
+	migrated bool // the schema was checked on conn
 }
 
-// Serve answers requests from r on w until r ends.
+// Serve answers requests from r on w until r ends, on a connection of its
+// own.
 func Serve(r io.Reader, w io.Writer) error {
 	s := &Server{}
 	defer s.close()
+	return Serve2(s, r, w)
+}
+
+// Serve2 is Serve on s's connection (a daemon's pooled one), which it
+// leaves open.
+func Serve2(s *Server, r io.Reader, w io.Writer) error {
 	in := bufio.NewScanner(r)
 	in.Buffer(make([]byte, 64<<10), 256<<20)
 	out := bufio.NewWriter(w)
@@ -66,6 +74,7 @@ func (s *Server) close() {
 		_ = s.conn.Close(ctx)
 		cancel()
 		s.conn = nil
+		s.migrated = false
 	}
 }
 
@@ -74,14 +83,23 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 	defer cancel()
 	switch req.Op {
 	case "open":
-		s.url = req.URL
-		if err := s.connect(ctx); err != nil {
-			return fail(err)
+		if s.url != req.URL {
+			s.close()
+			s.url = req.URL
 		}
-		if err := migrate(ctx, s.conn); err != nil {
-			return fail(s.dropIfBroken(err))
+		res := s.retry(ctx, func() pgboard.Response {
+			if !s.migrated {
+				if err := migrate(ctx, s.conn); err != nil {
+					return fail(s.dropIfBroken(err))
+				}
+				s.migrated = true
+			}
+			return pgboard.Response{OK: true}
+		})
+		if res.OK && req.State {
+			return s.state(ctx)
 		}
-		return pgboard.Response{OK: true}
+		return res
 	case "state":
 		return s.retry(ctx, func() pgboard.Response { return s.state(ctx) })
 	case "bodies":
