@@ -7,15 +7,30 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
-// pgPollEvery is how often next --wait reads a PostgreSQL board for
-// sessions made or released on other machines.
-const pgPollEvery = 250 * time.Millisecond
+// pgWaitMax is how long next --wait blocks in the database for a
+// NOTIFY before it reads the board anyway (the fallback poll), and
+// pgPollEvery how often it reads it when it cannot listen.
+const (
+	pgWaitMax   = time.Second
+	pgPollEvery = 250 * time.Millisecond
+)
+
+// pgFallback is the fallback poll's period: $PICKUP_PG_POLL (a duration),
+// else pgWaitMax.
+func pgFallback() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("PICKUP_PG_POLL")); err == nil && d > 0 {
+		return d
+	}
+	return pgWaitMax
+}
 
 // readyPG opens b's database (config.yaml's shared: URL), makes it b's
 // arbiter and brings the board directory in line with it; m.mu is held.
@@ -41,28 +56,55 @@ func (m *sharedMode) pgBoard() *pgboard.Board {
 	return m.pg
 }
 
-// pgPoll reads the database every pgPollEvery until ctx ends, so that
-// next --wait wakes for sessions made or released elsewhere: Refresh
-// writes them into todo/, which the wait watches.
+// pgPoll reads the database whenever a session arrives in todo on any
+// board (LISTEN/NOTIFY, through a waiter of its own), and at least every
+// pgWaitMax, until ctx ends, so that next --wait wakes for sessions made
+// or released elsewhere: Refresh writes them into todo/, which the wait
+// watches. It returns a function that stops it.
 func (r *run) pgPoll(ctx context.Context, pg *pgboard.Board) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var mu sync.Mutex
+	var w *pgboard.Waiter
 	go func() {
 		defer close(done)
-		t := time.NewTicker(pgPollEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := pg.Refresh(ctx); err != nil && ctx.Err() == nil {
-					fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+		for ctx.Err() == nil {
+			mu.Lock()
+			if w == nil {
+				w, _ = pg.NewWaiter() // nil: poll instead
+			}
+			cur := w
+			mu.Unlock()
+			if cur == nil || cur.Wait(pgFallback()) != nil {
+				if cur != nil {
+					mu.Lock()
+					w = nil
+					mu.Unlock()
+					cur.Close()
 				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(pgPollEvery):
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if _, err := pg.Refresh(ctx); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
 			}
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() {
+		cancel()
+		mu.Lock()
+		if w != nil {
+			w.Close() // a Wait under way returns at once
+		}
+		mu.Unlock()
+		<-done
+	}
 }
 
 // initPG is `pickup init --shared postgres://…`: it connects (creating or

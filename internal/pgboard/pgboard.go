@@ -60,9 +60,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
+	"golang.org/x/sys/unix"
 )
 
 // HelperName is the helper command's name.
@@ -129,16 +131,26 @@ func Redact(u string) (string, bool) {
 // Board is a board whose transitions PostgreSQL arbitrates.
 type Board struct {
 	B   *sessions.Board
-	URL string
+	URL string // without a password
 
-	mu     sync.Mutex // one request at a time on the helper
-	cmd    *exec.Cmd  // a helper of this process's own, or
-	sock   *os.File   // the machine's daemon
+	url    string // as given
+	helper string
+	ch     *channel
+	mu     sync.Mutex
+	opened *Response // open's answer: the state, for the first Refresh
+}
+
+// channel is one line-protocol conversation with pickup-postgres: the
+// machine's daemon or a helper of this process's own.
+type channel struct {
+	url    string // without a password, for errors
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	sock   *os.File
 	stdin  io.WriteCloser
 	w      io.Writer
 	stdout *bufio.Reader
-	opened *Response // open's answer: the state, for the first Refresh
-	broken error     // the helper failed: every later request fails so
+	broken error // the helper failed: every later request fails so
 }
 
 // FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
@@ -160,35 +172,46 @@ func FindHelper() (string, error) {
 	return p, nil
 }
 
+// dial opens a channel to the database at url: to the machine's daemon,
+// else to a helper of its own.
+func dial(helper, url string) (*channel, error) {
+	redacted, _ := Redact(url)
+	c := &channel{url: redacted}
+	if f := dialDaemon(helper, url); f != nil {
+		c.sock, c.w = f, f
+		c.stdout = bufio.NewReaderSize(f, 64<<10)
+		return c, nil
+	}
+	c.cmd = exec.Command(helper)
+	c.cmd.Stderr = os.Stderr
+	var err error
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	c.w = c.stdin
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c.stdout = bufio.NewReaderSize(out, 64<<10)
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("postgres board: start %s: %w", helper, err)
+	}
+	return c, nil
+}
+
 // Open starts the helper, connects to the database at url (migrating the
 // schema if needed) and makes it b's arbiter. It sets b.Arbiter and
 // b.IDSuffix. Close stops the helper.
 func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	redacted, _ := Redact(url)
-	s := &Board{B: b, URL: redacted}
-	helper, err := FindHelper()
-	if err != nil {
+	s := &Board{B: b, URL: redacted, url: url}
+	var err error
+	if s.helper, err = FindHelper(); err != nil {
 		return nil, err
 	}
-	if f := dialDaemon(helper, url); f != nil {
-		s.sock = f
-		s.w = f
-		s.stdout = bufio.NewReaderSize(f, 64<<10)
-	} else {
-		s.cmd = exec.Command(helper)
-		s.cmd.Stderr = os.Stderr
-		if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-			return nil, err
-		}
-		s.w = s.stdin
-		out, err := s.cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		s.stdout = bufio.NewReaderSize(out, 64<<10)
-		if err := s.cmd.Start(); err != nil {
-			return nil, fmt.Errorf("postgres board: start %s: %w", helper, err)
-		}
+	if s.ch, err = dial(s.helper, url); err != nil {
+		return nil, err
 	}
 	res, err := s.call("connect", Request{Op: "open", URL: url, State: true})
 	if err != nil {
@@ -207,50 +230,101 @@ func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 }
 
 // Close stops the helper (it exits when its input ends).
-func (s *Board) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sock != nil {
-		_ = s.sock.Close()
-		s.sock = nil
+func (s *Board) Close() { s.ch.close() }
+
+func (c *channel) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sock != nil {
+		_ = c.sock.Close()
+		c.sock = nil
 	}
-	if s.cmd != nil {
-		_ = s.stdin.Close()
-		_ = s.cmd.Wait()
-		s.cmd = nil
+	if c.cmd != nil {
+		_ = c.stdin.Close()
+		_ = c.cmd.Wait()
+		c.cmd = nil
 	}
-	if s.broken == nil {
-		s.broken = errors.New("closed")
+	if c.broken == nil {
+		c.broken = errors.New("closed")
 	}
 }
 
+func (s *Board) call(op string, req Request) (Response, error) { return s.ch.call(op, req) }
+
 // call sends one request and reads its response. A response that failed is
 // returned as a *DatabaseError for op.
-func (s *Board) call(op string, req Request) (Response, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.broken != nil {
-		return Response{}, &DatabaseError{URL: s.URL, Op: op, Err: s.broken}
+func (c *channel) call(op string, req Request) (Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return Response{}, &DatabaseError{URL: c.url, Op: op, Err: c.broken}
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
 		return Response{}, err
 	}
 	var res Response
-	if _, err = s.w.Write(append(data, '\n')); err == nil {
+	if _, err = c.w.Write(append(data, '\n')); err == nil {
 		var line []byte
-		if line, err = s.stdout.ReadBytes('\n'); err == nil {
+		if line, err = c.stdout.ReadBytes('\n'); err == nil {
 			err = json.Unmarshal(line, &res)
 		}
 	}
 	if err != nil {
-		s.broken = fmt.Errorf("the helper %s failed: %w", HelperName, err)
-		return Response{}, &DatabaseError{URL: s.URL, Op: op, Err: s.broken}
+		c.broken = fmt.Errorf("the helper %s failed: %w", HelperName, err)
+		return Response{}, &DatabaseError{URL: c.url, Op: op, Err: c.broken}
 	}
 	if res.Kind != "" {
-		return res, &DatabaseError{URL: s.URL, Op: op, Err: errors.New(res.Err), Unknown: res.Kind == KindUnknown}
+		return res, &DatabaseError{URL: c.url, Op: op, Err: errors.New(res.Err), Unknown: res.Kind == KindUnknown}
 	}
 	return res, nil
+}
+
+// Waiter is a channel of its own that blocks in the database until a
+// session arrives in todo (LISTEN/NOTIFY), so that next --wait wakes
+// within milliseconds of a new, release, reopen or reap on any machine.
+type Waiter struct {
+	ch   *channel
+	once sync.Once
+}
+
+// NewWaiter opens a waiter.
+func (s *Board) NewWaiter() (*Waiter, error) {
+	ch, err := dial(s.helper, s.url)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ch.call("connect", Request{Op: "open", URL: s.url}); err != nil {
+		ch.close()
+		return nil, err
+	}
+	return &Waiter{ch: ch}, nil
+}
+
+// Wait returns when a session arrived in todo on any board of the
+// database, or after at most d.
+func (w *Waiter) Wait(d time.Duration) error {
+	_, err := w.ch.call("wait", Request{Op: "wait", TimeoutMS: int(d / time.Millisecond)})
+	return err
+}
+
+// Close closes the waiter; a Wait under way returns at once.
+func (w *Waiter) Close() {
+	w.once.Do(func() {
+		w.ch.abort()
+		w.ch.close()
+	})
+}
+
+// abort makes a call under way return (with an error) without waiting for
+// its answer.
+func (c *channel) abort() {
+	if c.sock != nil {
+		_ = unix.Shutdown(int(c.sock.Fd()), unix.SHUT_RDWR)
+	}
+	if c.cmd != nil && c.cmd.Process != nil {
+		_ = c.cmd.Process.Kill()
+	}
 }
 
 // idSuffix is this clone's id suffix, made once and kept in .pickup/, so

@@ -11,6 +11,9 @@ type Request struct {
 	// its id exists).
 	Op  string `json:"op"`
 	URL string `json:"url,omitempty"`
+	// TimeoutMS: how long a "wait" (for a session arriving in todo on
+	// any board of the database: LISTEN/NOTIFY) may block.
+	TimeoutMS int `json:"timeout_ms,omitempty"`
 	// State: an "open" answers with the "state" too (one round trip).
 	State bool     `json:"state,omitempty"`
 	IDs   []string `json:"ids,omitempty"`

@@ -245,12 +245,17 @@ type result struct {
 
 // pickup runs pickup on the clone's board as owner ("" for none given).
 func (c *clone) pickup(ctx context.Context, owner string, args ...string) result {
+	return c.pickupEnv(ctx, owner, nil, args...)
+}
+
+// pickupEnv is pickup with more environment.
+func (c *clone) pickupEnv(ctx context.Context, owner string, extra []string, args ...string) result {
 	args = append([]string{"--dir", c.dir}, args...)
 	if owner != "" {
 		args = append([]string{"--owner", owner}, args...)
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "pickup"), args...)
-	cmd.Env = env(c.home)
+	cmd.Env = append(env(c.home), extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -115,7 +115,7 @@ func (d *Daemon) give(s *Server) {
 	defer d.mu.Unlock()
 	d.clients--
 	d.last = time.Now()
-	if s.conn != nil && !s.conn.IsClosed() && len(d.pool) < 32 {
+	if s.conn != nil && !s.conn.IsClosed() && !s.listening && len(d.pool) < 32 {
 		d.pool = append(d.pool, s)
 		return
 	}

@@ -87,6 +87,12 @@ func (s *Server) moveOnce(ctx context.Context, m *pgboard.Move) (res pgboard.Res
 		m.Tx, m.ID, m.Op, place(m.FromState, m.FromOwner), place(m.ToState, m.ToOwner), m.Owner, m.Reason, row.Version, row.Fence); err != nil {
 		return res, false, err
 	}
+	if m.ToState == "todo" {
+		// Delivered at the commit: next --wait on every board wakes.
+		if _, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, m.ID); err != nil {
+			return res, false, err
+		}
+	}
 	if err = tx.Commit(ctx); err != nil {
 		return res, true, err
 	}

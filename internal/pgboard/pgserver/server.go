@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/pickup-dev/pickup/internal/pgboard"
 )
 
@@ -33,6 +34,34 @@ type Server struct {
 	url      string
 	conn     *pgx.Conn
 	migrated bool // the schema was checked on conn
+	// listening: conn runs LISTEN (a daemon does not pool it).
+	listening bool
+}
+
+// notifyChannel is the channel of NOTIFY: a session arrived in todo.
+const notifyChannel = "pickup_todo"
+
+// wait blocks until a NOTIFY on notifyChannel arrives or d has passed
+// (both are an answer: the caller reads the board either way).
+func (s *Server) wait(d time.Duration) pgboard.Response {
+	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
+	defer cancel()
+	if err := s.connect(ctx); err != nil {
+		return fail(err)
+	}
+	if !s.listening {
+		if _, err := s.conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+			return fail(s.dropIfBroken(err))
+		}
+		s.listening = true
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), d)
+	defer wcancel()
+	_, err := s.conn.WaitForNotification(wctx)
+	if err != nil && wctx.Err() == nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true}
 }
 
 // Serve answers requests from r on w until r ends, on a connection of its
@@ -75,6 +104,7 @@ func (s *Server) close() {
 		cancel()
 		s.conn = nil
 		s.migrated = false
+		s.listening = false
 	}
 }
 
@@ -106,6 +136,8 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 		return s.retry(ctx, func() pgboard.Response { return s.bodies(ctx, req.IDs) })
 	case "import":
 		return s.retry(ctx, func() pgboard.Response { return s.importRows(ctx, req.Sessions) })
+	case "wait":
+		return s.wait(time.Duration(req.TimeoutMS) * time.Millisecond)
 	case "move":
 		if req.Move == nil {
 			return pgboard.Response{Kind: pgboard.KindError, Err: "move without a transition"}
@@ -129,6 +161,12 @@ func (s *Server) connect(ctx context.Context) error {
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = ConnectTimeout
+	}
+	// A deadline that passes unblocks the read and leaves the connection
+	// open (a wait that timed out is no failure); the default would send
+	// the server a cancel request on a connection of its own.
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -252,6 +290,10 @@ func (s *Server) importRows(ctx context.Context, in []pgboard.Row) pgboard.Respo
 					return err
 				}
 			}
+		}
+		if n > 0 {
+			_, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, notifyChannel)
+			return err
 		}
 		return nil
 	})
