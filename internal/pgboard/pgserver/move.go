@@ -7,15 +7,17 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pickup-dev/pickup/internal/pgboard"
 )
 
 // move makes one transition, in one transaction: the session's row moves
 // only if it is where the transition found it (the compare-and-swap), and
 // the transition is appended to pickup_events under the caller's Tx name.
-// A transaction that the connection lost before its COMMIT was sent did
-// not happen, and is tried once more on a new connection; one lost while
-// its COMMIT was under way is read back (readBack).
+// A statement that the connection lost before sending it did not happen,
+// and is tried once more on a new connection (a pooled connection that a
+// restart or pg_terminate_backend closed); one lost after it may have
+// reached the server is read back (readBack).
 func (s *Server) move(ctx context.Context, m *pgboard.Move) pgboard.Response {
 	for try := 0; ; try++ {
 		if err := s.connect(ctx); err != nil {
@@ -38,37 +40,54 @@ func (s *Server) move(ctx context.Context, m *pgboard.Move) pgboard.Response {
 	}
 }
 
-// moveOnce is one attempt of move; committing reports that err came while
-// the COMMIT was under way (its outcome is unknown).
+// moveSQL is a transition in one statement, and so in one transaction
+// and one round trip: the compare-and-swap on the session's row ($1 id, $2
+// and $3 its new place, $4 its content, $5 whether it is a claim, $6 and
+// $7 where the transition found it), the event row ($8 op, $9 who, $10 the
+// transaction's name, $11 reason) and, for a session arriving in todo,
+// the NOTIFY that wakes next --wait everywhere (delivered at the commit).
+const moveSQL = `WITH m AS (
+	UPDATE pickup_sessions SET state = $2, owner = $3, body = $4,
+		version = nextval('pickup_version'),
+		fence = CASE WHEN $5 THEN nextval('pickup_fence') ELSE fence END,
+		last_op = $8, last_by = $9, updated_at = now()
+	WHERE id = $1 AND state = $6 AND owner = $7
+	RETURNING version, fence
+), e AS (
+	INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
+	SELECT $10, $1, $8, $12, $13, $9, $11, version, fence FROM m
+), n AS (
+	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo'
+)
+SELECT version, fence, (SELECT count(*) FROM n) FROM m`
+
+// newSQL is moveSQL for a new session: the insert is the compare-and-swap
+// (an id that exists is a conflict).
+const newSQL = `WITH m AS (
+	INSERT INTO pickup_sessions (id, state, owner, body, version, fence, last_op, last_by)
+	VALUES ($1, $2, $3, $4, nextval('pickup_version'), CASE WHEN $5 THEN nextval('pickup_fence') ELSE 0 END, $8, $9)
+	ON CONFLICT (id) DO NOTHING
+	RETURNING version, fence
+), e AS (
+	INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
+	SELECT $10, $1, $8, $12, $13, $9, $11, version, fence FROM m
+), n AS (
+	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo' AND $6::text = '' AND $7::text = ''
+)
+SELECT version, fence, (SELECT count(*) FROM n) FROM m`
+
+// moveOnce is one attempt of move; committing reports that err came after
+// the statement may have reached the server (its outcome is unknown).
 func (s *Server) moveOnce(ctx context.Context, m *pgboard.Move) (res pgboard.Response, committing bool, err error) {
-	tx, err := s.conn.Begin(ctx)
-	if err != nil {
-		return res, false, err
-	}
-	defer func() {
-		if err != nil && !committing {
-			rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = tx.Rollback(rctx)
-			cancel()
-		}
-	}()
 	row := pgboard.Row{ID: m.ID, State: m.ToState, Owner: m.ToOwner}
-	claim := m.ToState == "doing"
+	sql := moveSQL
 	if m.FromState == "" {
-		err = tx.QueryRow(ctx, `INSERT INTO pickup_sessions (id, state, owner, body, version, fence, last_op, last_by)
-			VALUES ($1, $2, $3, $4, nextval('pickup_version'), CASE WHEN $5 THEN nextval('pickup_fence') ELSE 0 END, $6, $7)
-			ON CONFLICT (id) DO NOTHING RETURNING version, fence`,
-			m.ID, m.ToState, m.ToOwner, m.Body, claim, m.Op, m.Owner).Scan(&row.Version, &row.Fence)
-	} else {
-		err = tx.QueryRow(ctx, `UPDATE pickup_sessions SET state = $2, owner = $3, body = $4,
-			version = nextval('pickup_version'),
-			fence = CASE WHEN $5 THEN nextval('pickup_fence') ELSE fence END,
-			last_op = $8, last_by = $9, updated_at = now()
-			WHERE id = $1 AND state = $6 AND owner = $7 RETURNING version, fence`,
-			m.ID, m.ToState, m.ToOwner, m.Body, claim, m.FromState, m.FromOwner, m.Op, m.Owner).Scan(&row.Version, &row.Fence)
+		sql = newSQL
 	}
+	var notified int64
+	err = s.conn.QueryRow(ctx, sql, m.ID, m.ToState, m.ToOwner, m.Body, m.ToState == "doing", m.FromState, m.FromOwner,
+		m.Op, m.Owner, m.Tx, m.Reason, place(m.FromState, m.FromOwner), place(m.ToState, m.ToOwner)).Scan(&row.Version, &row.Fence, &notified)
 	if errors.Is(err, pgx.ErrNoRows) {
-		_ = tx.Rollback(ctx)
 		cur, found, rerr := s.current(ctx, m.ID)
 		if rerr != nil {
 			return res, false, rerr
@@ -80,21 +99,7 @@ func (s *Server) moveOnce(ctx context.Context, m *pgboard.Move) (res pgboard.Res
 		return res, false, nil
 	}
 	if err != nil {
-		return res, false, err
-	}
-	if _, err = tx.Exec(ctx, `INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		m.Tx, m.ID, m.Op, place(m.FromState, m.FromOwner), place(m.ToState, m.ToOwner), m.Owner, m.Reason, row.Version, row.Fence); err != nil {
-		return res, false, err
-	}
-	if m.ToState == "todo" {
-		// Delivered at the commit: next --wait on every board wakes.
-		if _, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, m.ID); err != nil {
-			return res, false, err
-		}
-	}
-	if err = tx.Commit(ctx); err != nil {
-		return res, true, err
+		return res, !pgconn.SafeToRetry(err), err
 	}
 	return pgboard.Response{OK: true, Row: &row}, false, nil
 }
