@@ -1,0 +1,44 @@
+package pgways
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestKilledAgentComesBack: an agent whose lease follows a process is
+// SIGKILLed; on its own machine the next claimer reaps it at once, through
+// the database, so the other machine sees the session reaped and claimed
+// again, and the killed owner's late done exits 6.
+func TestKilledAgentComesBack(t *testing.T) {
+	db, url := newDatabase(t)
+	cs := clones(t, url, 2)
+	a, b := cs[0], cs[1]
+	id := strings.TrimSpace(a.must("", "new", "-t", "killed"))
+	agent := exec.Command("sleep", "300")
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	a.must("victim", "--pid", strconv.Itoa(agent.Process.Pid), "claim", id)
+	if err := agent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = agent.Wait()
+	res := a.pickup(context.Background(), "heir", "next", "--json")
+	if res.code != 0 || !strings.Contains(res.stdout, id) {
+		t.Fatalf("next after the kill: exit %d, want %s\n%s%s", res.code, id, res.stdout, res.stderr)
+	}
+	if got := server.psql(t, db, "SELECT string_agg(op || ':' || dst, ',' ORDER BY seq) FROM pickup_events WHERE id = '"+id+"'"); got != "new:todo,claim:doing/victim,reap:todo,next:doing/heir" {
+		t.Errorf("the database's history of %s: %s", id, got)
+	}
+	b.must("", "sync")
+	if got := b.files("doing/heir"); len(got) != 1 || got[0] != id {
+		t.Errorf("b shows doing/heir %v, want %s", got, id)
+	}
+	if res := a.pickup(context.Background(), "victim", "done", id); res.code != 6 {
+		t.Errorf("the killed owner's late done: exit %d, want 6\n%s", res.code, res.stderr)
+	}
+}
