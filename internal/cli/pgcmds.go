@@ -168,3 +168,25 @@ func (r *run) syncPG(pg *pgboard.Board) error {
 	r.printf("postgres board: in line with %s (%d sessions, %d imported)\n", pg.URL, total, imported)
 	return nil
 }
+
+// viewBoard is board for commands that only show it (list, show, status):
+// on a PostgreSQL board it first brings the board directory in line with
+// the database, so that owners on every machine are shown. A database
+// that does not answer is a warning: the board's last view is shown.
+func (r *run) viewBoard() (*sessions.Board, error) {
+	b, err := r.board()
+	if err != nil || !r.shared.isPG() {
+		return b, err
+	}
+	if err := r.shared.ready(b); err != nil {
+		fmt.Fprintf(r.env.Stderr, "pickup: warning: showing this board's last view of the database: %s\n", sanitize(err.Error()))
+	}
+	return b, nil
+}
+
+// isPG reports whether config.yaml names a PostgreSQL database.
+func (m *sharedMode) isPG() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg != nil && pgboard.IsURL(m.cfg.Shared)
+}

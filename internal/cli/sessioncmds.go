@@ -120,7 +120,7 @@ func (r *run) listCommand() *ucli.Command {
 				}
 				states = append(states, st)
 			}
-			b, err := r.board()
+			b, err := r.viewBoard()
 			if err != nil {
 				return err
 			}
@@ -254,7 +254,7 @@ func (r *run) showCommand() *ucli.Command {
 			if err := sessions.ValidateID(id); err != nil {
 				return err
 			}
-			b, err := r.board()
+			b, err := r.viewBoard()
 			if err != nil {
 				return err
 			}

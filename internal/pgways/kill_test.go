@@ -42,3 +42,19 @@ func TestKilledAgentComesBack(t *testing.T) {
 		t.Errorf("the killed owner's late done: exit %d, want 6\n%s", res.code, res.stderr)
 	}
 }
+
+// TestStatusAcrossBoards: status and list on one board show an owner of
+// another board, read from the database (no sync in between).
+func TestStatusAcrossBoards(t *testing.T) {
+	_, url := newDatabase(t)
+	cs := clones(t, url, 2)
+	a, b := cs[0], cs[1]
+	id := strings.TrimSpace(a.must("", "new", "-t", "seen from b"))
+	a.must("far-away", "claim", id)
+	if out := b.must("", "status"); !strings.Contains(out, "far-away") || !strings.Contains(out, id) {
+		t.Errorf("status on b does not show far-away holding %s:\n%s", id, out)
+	}
+	if out := b.must("", "list", "--state", "doing"); !strings.Contains(out, "far-away") || !strings.Contains(out, id) {
+		t.Errorf("list on b does not show far-away holding %s:\n%s", id, out)
+	}
+}
