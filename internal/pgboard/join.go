@@ -2,8 +2,12 @@ package pgboard
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -20,15 +24,21 @@ func (s *Board) Join(ctx context.Context, first bool) (imported, total int, err 
 	if err != nil {
 		return 0, 0, err
 	}
-	if len(rows) > 0 {
+	for try := 0; len(rows) > 0 && try < 3; try++ {
 		s.mu.Lock()
 		s.opened = nil // read before the import
 		s.mu.Unlock()
 		res, err := s.call("import sessions", Request{Op: "import", Sessions: rows})
 		if err != nil {
-			return 0, 0, err
+			return imported, 0, err
 		}
-		imported = res.Count
+		imported += res.Count
+		// Sessions whose ids another board made too (before sharing,
+		// ids have no board suffix): renamed here with this board's
+		// suffix and imported again, never overwritten.
+		if rows, err = s.renameConflicts(rows, res.IDs); err != nil {
+			return imported, 0, err
+		}
 	}
 	if _, err := s.refresh(first); err != nil {
 		return imported, 0, err
@@ -93,4 +103,38 @@ func (s *Board) localRows() ([]Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// renameConflicts gives the sessions of rows named in ids a new id made
+// with this board's suffix (renaming their files here), and returns them.
+func (s *Board) renameConflicts(rows []Row, ids []string) ([]Row, error) {
+	var out []Row
+	for _, id := range ids {
+		i := slices.IndexFunc(rows, func(r Row) bool { return r.ID == id })
+		if i < 0 {
+			continue
+		}
+		r := rows[i]
+		for n := 1; ; n++ {
+			newID := fmt.Sprintf("%s.%s", id, s.B.IDSuffix)
+			if n > 1 {
+				newID = fmt.Sprintf("%s-%d", newID, n)
+			}
+			if sessions.ValidateID(newID) != nil || n > 50 {
+				return nil, fmt.Errorf("postgres board: session %s: another board has a different session with this id, and no new id fits", id)
+			}
+			err := fsx.RenameNoReplace(s.rowPath(r), s.rowPath(Row{ID: newID, State: r.State, Owner: r.Owner}))
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("postgres board: rename %s: %w", id, err)
+			}
+			fmt.Fprintf(os.Stderr, "pickup: warning: session %s: another board has a different session with this id; this board's is now %s\n", id, newID)
+			r.ID = newID
+			out = append(out, r)
+			break
+		}
+	}
+	return out, nil
 }

@@ -79,6 +79,9 @@ type Response struct {
 	Row   *Row  `json:"row,omitempty"`   // a move's session after it, or where it is
 	Rows  []Row `json:"rows,omitempty"`  // state, bodies
 	Count int   `json:"count,omitempty"` // import: how many were new
+	// IDs: an import's sessions whose ids the database has for a
+	// different session.
+	IDs []string `json:"ids,omitempty"`
 	// ReadBack: a move's commit was not heard and its outcome was read
 	// back from the database.
 	ReadBack bool `json:"read_back,omitempty"`

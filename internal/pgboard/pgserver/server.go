@@ -277,12 +277,26 @@ func (s *Server) bodies(ctx context.Context, ids []string) pgboard.Response {
 // transaction.
 func (s *Server) importRows(ctx context.Context, in []pgboard.Row) pgboard.Response {
 	n := 0
+	var conflicts []string
 	err := pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
+		n, conflicts = 0, nil
 		for _, r := range in {
 			tag, err := tx.Exec(ctx, `INSERT INTO pickup_sessions (id, state, owner, body, version, last_op) VALUES ($1, $2, $3, $4, nextval('pickup_version'), 'import') ON CONFLICT (id) DO NOTHING`,
 				r.ID, r.State, r.Owner, r.Body)
 			if err != nil {
 				return err
+			}
+			if tag.RowsAffected() == 0 {
+				// Another board's session has this id: the same one
+				// (imported twice) or a different one (ids made apart
+				// before sharing), which the caller renames.
+				var same bool
+				if err := tx.QueryRow(ctx, `SELECT body = $2 FROM pickup_sessions WHERE id = $1`, r.ID, r.Body).Scan(&same); err != nil {
+					return err
+				}
+				if !same {
+					conflicts = append(conflicts, r.ID)
+				}
 			}
 			if tag.RowsAffected() == 1 {
 				n++
@@ -300,7 +314,7 @@ func (s *Server) importRows(ctx context.Context, in []pgboard.Row) pgboard.Respo
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	return pgboard.Response{OK: true, Count: n}
+	return pgboard.Response{OK: true, Count: n, IDs: conflicts}
 }
 
 // place is a session's place as the event log names it.
