@@ -16,7 +16,20 @@ import (
 
 // --- a board that PostgreSQL arbitrates ---------------------------------------
 
-const pgBin = "/usr/lib/postgresql/15/bin"
+// pgBin is where Debian keeps PostgreSQL's server programs (the newest
+// version installed).
+var pgBin = newestPGBin()
+
+func newestPGBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	best, bestV := "/usr/lib/postgresql/15/bin", 0
+	for _, d := range dirs {
+		if v, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil && v > bestV {
+			best, bestV = d, v
+		}
+	}
+	return best
+}
 
 // pgServer is a private PostgreSQL 15 on 127.0.0.1 (as nobody when run as
 // root), with its default settings: fsync on.
@@ -40,7 +53,7 @@ func (s *pgServer) run(prog string, args ...string) error {
 
 func startPG(dir string) (*pgServer, error) {
 	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
-		return nil, fmt.Errorf("PostgreSQL 15 is not installed: %v", err)
+		return nil, fmt.Errorf("PostgreSQL is not installed: %v", err)
 	}
 	s := &pgServer{dir: dir, data: filepath.Join(dir, "data")}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

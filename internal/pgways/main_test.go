@@ -19,8 +19,20 @@ import (
 	"github.com/pickup-dev/pickup/internal/testbin"
 )
 
-// pgBin is where Debian's PostgreSQL 15 keeps its server programs.
-const pgBin = "/usr/lib/postgresql/15/bin"
+// pgBin is where Debian keeps PostgreSQL's server programs (the newest
+// version installed).
+var pgBin = newestPGBin()
+
+func newestPGBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	best, bestV := "/usr/lib/postgresql/15/bin", 0
+	for _, d := range dirs {
+		if v, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil && v > bestV {
+			best, bestV = d, v
+		}
+	}
+	return best
+}
 
 var (
 	tmpRoot string
@@ -93,7 +105,7 @@ func freePort() (int, error) {
 
 func startServer(dir string) (*pgServer, error) {
 	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
-		return nil, fmt.Errorf("PostgreSQL 15 is not installed (%v): scripts/test installs the postgresql package", err)
+		return nil, fmt.Errorf("PostgreSQL is not installed (%v): scripts/test installs the postgresql package", err)
 	}
 	s := &pgServer{dir: dir, data: filepath.Join(dir, "data")}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
