@@ -59,10 +59,13 @@ func socketPath(dir, url string) string {
 
 // dialUnix connects to a unix socket and returns it as a file.
 func dialUnix(path string) (*os.File, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	// SOCK_CLOEXEC is Linux's: set close-on-exec right after (a process
+	// started in between would inherit the socket, harmlessly).
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, err
 	}
+	unix.CloseOnExec(fd)
 	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
 		unix.Close(fd)
 		return nil, err
