@@ -1,6 +1,6 @@
 // Command pickup lets many processes on one machine, such as several AI
 // coding agents side by side, share one backlog of work sessions safely.
-// See README.md, or run `pickup help`.
+// See README.md, `pickup help` and `pickup help topics`.
 package main
 
 import (

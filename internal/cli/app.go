@@ -38,6 +38,12 @@ type run struct {
 func Main(env *Env, args []string) int {
 	r := &run{env: env}
 	r.shared.proxy = env.GitProxy
+	if len(args) > 1 && (slices.Contains(args[1:], "help") || slices.Contains(args[1:], "h")) {
+		// Only a run that names help pays for this check.
+		if code, ok := r.helpTopic(r.globalFlags(), args); ok {
+			return code
+		}
+	}
 	app := r.app(args)
 	if flag := danglingFlag(app, args); flag != "" {
 		return r.report(usageError("flag needs an argument: %s", flag))
@@ -91,29 +97,13 @@ func isFlagError(err error) bool {
 		strings.Contains(msg, "Required flag")
 }
 
-const exitCodeHelp = `EXIT CODES:
-   0  ok
-   1  unexpected error (doctor: problems found)
-   2  usage or invalid input, or no board here (run pickup init)
-   3  not available: lost a race, held by another owner, nothing to claim
-   4  not found: no such session
-   5  lock timeout
-   6  claim lost: your lease was reaped and the session handed back
-   7  conflict: the destination already holds that id (see pickup doctor)`
-
 func (r *run) app(args []string) *ucli.App {
 	global := r.globalFlags()
 	app := &ucli.App{
-		Name:    "pickup",
-		Usage:   "share one backlog of work sessions safely between many agents",
-		Version: version(),
-		Description: "A board is a directory: todo/<id>.md waits, doing/<owner>/<id>.md is claimed by <owner>,\n" +
-			"done/<id>.md is finished. Every transition is one atomic rename, so of any number of\n" +
-			"racing claimers exactly one wins.\n\n" +
-			"Board: --dir, else $PICKUP_DIR, else .spx/sessions at the top of the git repository's\n" +
-			"main work tree, else ./.spx/sessions.\n" +
-			"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_CODE_SESSION_ID, $CLAUDE_SESSION_ID,\n$CODEX_THREAD_ID, the Claude Code session that ran pickup, else <user>-<host> (your\nuser and host names, every character outside [A-Za-z0-9._-] made a -).\n\n" +
-			exitCodeHelp,
+		Name:                   "pickup",
+		Usage:                  "share one backlog of work sessions safely between many agents",
+		Version:                version(),
+		Description:            appDescription(global, args),
 		Flags:                  global,
 		HideHelpCommand:        false,
 		UseShortOptionHandling: false,

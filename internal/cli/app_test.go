@@ -142,19 +142,3 @@ func TestExitCode(t *testing.T) {
 		})
 	}
 }
-
-// TestExitCodesDocumented checks that the exit codes the help text documents
-// are what the constants say.
-func TestExitCodesDocumented(t *testing.T) {
-	for _, c := range []struct {
-		code int
-		word string
-	}{
-		{ExitOK, "ok"}, {ExitError, "unexpected error"}, {ExitUsage, "usage"}, {ExitNotAvailable, "not available"},
-		{ExitNotFound, "not found"}, {ExitLockTimeout, "lock timeout"}, {ExitClaimLost, "claim lost"}, {ExitConflict, "conflict"},
-	} {
-		if line := fmt.Sprintf("   %d  %s", c.code, c.word); !strings.Contains(exitCodeHelp, line) {
-			t.Errorf("the help text does not document exit code %d as %q", c.code, c.word)
-		}
-	}
-}

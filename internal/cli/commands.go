@@ -121,7 +121,7 @@ func (r *run) initCommand() *ucli.Command {
 			"of the repository) that register, heartbeat and release each Claude Code session's\n" +
 			"claims and keep agents from editing board files (merged into the settings there; a\n" +
 			"second run changes nothing). --claude --uninstall removes exactly what --claude added.\n" +
-			"(Or install pickup's Claude Code plugin instead: see README, \"Claude Code\".)\n" +
+			"(Or install pickup's Claude Code plugin instead: see `pickup help claude`.)\n" +
 			"--agents prints a section for AGENTS.md that teaches other agents the protocol.\n\n" +
 			"Examples:\n   pickup init\n   pickup init --claude\n   pickup init --agents >> AGENTS.md",
 		Flags: append(initClaudeFlags(), &ucli.BoolFlag{Name: "shared", Usage: "share the board with every clone through a git remote (argument: the remote, default origin): claims are won at the remote"}),

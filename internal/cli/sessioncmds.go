@@ -24,7 +24,7 @@ func (r *run) newCommand() *ucli.Command {
 			"YYYY-MM-DD_HH-mm-ss, with a suffix (-2, -3, ...) when that second is taken.\n" +
 			"Nothing is ever overwritten. Without --title, a body starting with \"# Heading\" gives it.\n\n" +
 			"A FILE that starts with its own frontmatter (a line ---, YAML, a line ---: the session\n" +
-			"file format of the README) is the session as written: its priority, title, tags,\n" +
+			"file format of `pickup help sessions`) is the session as written: its priority, title, tags,\n" +
 			"depends_on and other fields are kept, and each flag given replaces the field it names.\n" +
 			"pickup sets the id and created_at (now) and attempts (0). Frontmatter that does not\n" +
 			"parse is refused with FILE:LINE (exit 2) and nothing is created.\n\n" +
