@@ -79,3 +79,32 @@ func TestInitNeverWritesPassword(t *testing.T) {
 		t.Errorf("a password in config.yaml: exit %d, want 2 naming it\n%s", res.code, res.stderr)
 	}
 }
+
+// TestSyncImportsHandMade: a todo/*.md written by hand on one board is not
+// in the database until `pickup sync` imports it; then every board sees it
+// and exactly one claims it.
+func TestSyncImportsHandMade(t *testing.T) {
+	db, url := newDatabase(t)
+	cs := clones(t, url, 2)
+	a, b := cs[0], cs[1]
+	const id = "2026-11-27_12-00-00-hand"
+	if err := os.WriteFile(filepath.Join(a.dir, "todo", id+".md"), []byte("---\ntitle: made by hand\n---\n\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := server.psql(t, db, "SELECT count(*) FROM pickup_sessions WHERE id = '"+id+"'"); got != "0" {
+		t.Fatalf("the database has the hand-made session before sync")
+	}
+	if out := a.must("", "sync"); !strings.Contains(out, "1 imported") {
+		t.Errorf("sync did not import it:\n%s", out)
+	}
+	if out := b.must("bob", "claim", id); !strings.Contains(out, id) {
+		t.Errorf("claim on b:\n%s", out)
+	}
+	if res := a.pickup(context.Background(), "al", "claim", id); res.code != 3 {
+		t.Errorf("claim on a after b's: exit %d, want 3\n%s", res.code, res.stderr)
+	}
+	body, err := os.ReadFile(filepath.Join(b.dir, "doing", "bob", id+".md"))
+	if err != nil || !strings.Contains(string(body), "made by hand") {
+		t.Errorf("b's file: %q, %v", body, err)
+	}
+}
