@@ -147,6 +147,12 @@ func (m *sharedMode) board() *shared.Board {
 // per a quarter of the stale period, so that other clones do not reap a
 // live owner of this machine. A failure is a warning: the claim stands.
 func (r *run) sharedHeartbeat(owner string, force bool) {
+	if pg := r.shared.pgBoard(); pg != nil {
+		if err := pg.Beat(owner); err != nil {
+			fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+		}
+		return
+	}
 	sb := r.shared.board()
 	if sb == nil {
 		return

@@ -212,6 +212,7 @@ func (s *Board) refresh(first bool) (bool, error) {
 		return false, err
 	}
 	defer unlock()
+	s.seeBeats(res.Beats)
 	view := s.loadView()
 	var need []string
 	from := map[string]string{}
@@ -297,4 +298,54 @@ func (s *Board) fenceMoved(v seen, r Row) {
 		reason = fmt.Sprintf("%s in the database %s; fencing token now %d", r.LastOp, s.URL, r.Fence)
 	}
 	_ = leases.FenceAs(owner, r.ID, claim.OwnerStale, reason)
+}
+
+// Beat records owner's heartbeat in the database (the server's clock), so
+// that other machines do not reap it while it works.
+func (s *Board) Beat(owner string) error {
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return err
+	}
+	_, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner})
+	return err
+}
+
+// seeBeats renews here the lease of every owner whose heartbeat in the
+// database moved since this board last looked, unless the owner has a
+// process on this machine (which speaks for it): an owner on another
+// machine is then judged stale only `stale` after its last heartbeat
+// anywhere. The lock must be held.
+func (s *Board) seeBeats(beats []Beat) {
+	if len(beats) == 0 {
+		return
+	}
+	path := filepath.Join(s.B.RuntimeDir(), "pg-beats.json")
+	seen := map[string]string{}
+	if data, err := fsx.ReadRegular(path); err == nil {
+		_ = json.Unmarshal(data, &seen)
+	}
+	leases := &claim.Leases{Board: s.B}
+	changed := false
+	for _, b := range beats {
+		if seen[b.Owner] == b.At || sessions.ValidateOwner(b.Owner) != nil {
+			continue
+		}
+		seen[b.Owner] = b.At
+		changed = true
+		if l, err := leases.Get(b.Owner); err == nil && len(l.Holders) > 0 {
+			continue // an owner of this machine
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		_, _ = leases.Heartbeat(b.Owner)
+	}
+	if !changed {
+		return
+	}
+	if data, err := json.Marshal(seen); err == nil {
+		tmp := path + "." + strconv.Itoa(os.Getpid())
+		if os.WriteFile(tmp, data, 0o644) == nil {
+			_ = os.Rename(tmp, path)
+		}
+	}
 }

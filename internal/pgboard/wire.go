@@ -11,6 +11,8 @@ type Request struct {
 	// its id exists).
 	Op  string `json:"op"`
 	URL string `json:"url,omitempty"`
+	// Owner: whose heartbeat a "beat" records.
+	Owner string `json:"owner,omitempty"`
 	// TimeoutMS: how long a "wait" (for a session arriving in todo on
 	// any board of the database: LISTEN/NOTIFY) may block.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
@@ -76,13 +78,23 @@ type Response struct {
 	// taken); Found and Row say where the database has it.
 	Lost  bool  `json:"lost,omitempty"`
 	Found bool  `json:"found,omitempty"`
-	Row   *Row  `json:"row,omitempty"`   // a move's session after it, or where it is
-	Rows  []Row `json:"rows,omitempty"`  // state, bodies
-	Count int   `json:"count,omitempty"` // import: how many were new
+	Row   *Row  `json:"row,omitempty"`  // a move's session after it, or where it is
+	Rows  []Row `json:"rows,omitempty"` // state, bodies
+	// Beats: the state's owners' heartbeats.
+	Beats []Beat `json:"beats,omitempty"`
+	Count int    `json:"count,omitempty"` // import: how many were new
 	// IDs: an import's sessions whose ids the database has for a
 	// different session.
 	IDs []string `json:"ids,omitempty"`
 	// ReadBack: a move's commit was not heard and its outcome was read
 	// back from the database.
 	ReadBack bool `json:"read_back,omitempty"`
+}
+
+// Beat is an owner's last heartbeat in the database: when (the server's
+// clock) and how long ago (judged there).
+type Beat struct {
+	Owner string `json:"owner"`
+	At    string `json:"at"`
+	AgeMS int64  `json:"age_ms"`
 }

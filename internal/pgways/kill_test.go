@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestKilledAgentComesBack: an agent whose lease follows a process is
@@ -56,5 +57,31 @@ func TestStatusAcrossBoards(t *testing.T) {
 	}
 	if out := b.must("", "list", "--state", "doing"); !strings.Contains(out, "far-away") || !strings.Contains(out, id) {
 		t.Errorf("list on b does not show far-away holding %s:\n%s", id, out)
+	}
+}
+
+// TestHeartbeatsAcrossBoards: an owner on another machine that keeps
+// heartbeating (pickup heartbeat, recorded in the database on its clock)
+// is not reaped here however long it holds its session; once it stops,
+// reap takes the session back after the stale period.
+func TestHeartbeatsAcrossBoards(t *testing.T) {
+	db, url := newDatabase(t)
+	cs := clones(t, url, 2)
+	a, b := cs[0], cs[1]
+	id := strings.TrimSpace(a.must("", "new", "-t", "long work"))
+	a.must("far", "claim", id)
+	for range 8 { // 4 s of work, twice the stale period
+		time.Sleep(500 * time.Millisecond)
+		a.must("far", "heartbeat", id)
+		if out := b.must("", "reap", "--stale", "2s"); strings.Contains(out, id) {
+			t.Fatalf("b reaped a live owner that heartbeats on another machine:\n%s", out)
+		}
+	}
+	if got := server.psql(t, db, "SELECT state || '/' || owner FROM pickup_sessions WHERE id = '"+id+"'"); got != "doing/far" {
+		t.Fatalf("the database has %q, want doing/far", got)
+	}
+	time.Sleep(2500 * time.Millisecond) // far stops
+	if out := b.must("", "reap", "--stale", "2s"); !strings.Contains(out, id) {
+		t.Errorf("b did not reap the silent owner:\n%s", out)
 	}
 }

@@ -41,6 +41,11 @@ var migrations = []string{
 		version bigint NOT NULL,
 		fence bigint NOT NULL DEFAULT 0
 	);`,
+	// 2: owners' heartbeats, judged on the server's clock.
+	`CREATE TABLE pickup_beats (
+		owner text PRIMARY KEY,
+		at timestamptz NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this pickup makes and reads.

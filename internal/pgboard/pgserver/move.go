@@ -56,6 +56,9 @@ const moveSQL = `WITH m AS (
 ), e AS (
 	INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
 	SELECT $10, $1, $8, $12, $13, $9, $11, version, fence FROM m
+), b AS (
+	INSERT INTO pickup_beats (owner, at) SELECT $9, now() FROM m WHERE $9 <> '' AND $8 <> 'reap'
+	ON CONFLICT (owner) DO UPDATE SET at = now()
 ), n AS (
 	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo'
 )
@@ -71,6 +74,9 @@ const newSQL = `WITH m AS (
 ), e AS (
 	INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
 	SELECT $10, $1, $8, $12, $13, $9, $11, version, fence FROM m
+), b AS (
+	INSERT INTO pickup_beats (owner, at) SELECT $9, now() FROM m WHERE $9 <> '' AND $8 <> 'reap'
+	ON CONFLICT (owner) DO UPDATE SET at = now()
 ), n AS (
 	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo' AND $6::text = '' AND $7::text = ''
 )

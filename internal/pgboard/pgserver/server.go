@@ -136,6 +136,8 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 		return s.retry(ctx, func() pgboard.Response { return s.bodies(ctx, req.IDs) })
 	case "import":
 		return s.retry(ctx, func() pgboard.Response { return s.importRows(ctx, req.Sessions) })
+	case "beat":
+		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner) })
 	case "wait":
 		return s.wait(time.Duration(req.TimeoutMS) * time.Millisecond)
 	case "move":
@@ -240,6 +242,31 @@ func (s *Server) retry(ctx context.Context, f func() pgboard.Response) pgboard.R
 	}
 }
 
+// beat records owner's heartbeat, at the server's clock.
+func (s *Server) beat(ctx context.Context, owner string) pgboard.Response {
+	if _, err := s.conn.Exec(ctx, `INSERT INTO pickup_beats (owner, at) VALUES ($1, now()) ON CONFLICT (owner) DO UPDATE SET at = now()`, owner); err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true}
+}
+
+// beats reads every owner's heartbeat, as its age on the server's clock.
+func (s *Server) beats(ctx context.Context) ([]pgboard.Beat, error) {
+	rows, err := s.conn.Query(ctx, `SELECT owner, at, extract(epoch FROM now() - at) FROM pickup_beats`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Beat, error) {
+		var b pgboard.Beat
+		var at time.Time
+		var age float64
+		err := r.Scan(&b.Owner, &at, &age)
+		b.At = at.UTC().Format(time.RFC3339Nano)
+		b.AgeMS = int64(age * 1000)
+		return b, err
+	})
+}
+
 func (s *Server) state(ctx context.Context) pgboard.Response {
 	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, last_op, last_by FROM pickup_sessions`)
 	if err != nil {
@@ -253,7 +280,11 @@ func (s *Server) state(ctx context.Context) pgboard.Response {
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	return pgboard.Response{OK: true, Rows: out}
+	beats, err := s.beats(ctx)
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Rows: out, Beats: beats}
 }
 
 func (s *Server) bodies(ctx context.Context, ids []string) pgboard.Response {
