@@ -210,12 +210,8 @@ func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	if s.helper, err = FindHelper(); err != nil {
 		return nil, err
 	}
-	if s.ch, err = dial(s.helper, url); err != nil {
-		return nil, err
-	}
-	res, err := s.call("connect", Request{Op: "open", URL: url, State: true})
+	res, err := s.connect()
 	if err != nil {
-		s.Close()
 		return nil, err
 	}
 	s.opened = &res
@@ -227,6 +223,37 @@ func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	b.IDSuffix = suffix
 	b.Arbiter = s.Arbiter
 	return s, nil
+}
+
+// connect dials the helper and opens the database, answering with the
+// state. A daemon that goes away before it answers (it was exiting after a
+// minute idle just as this process connected) is dialed once more, which
+// starts a new one.
+func (s *Board) connect() (Response, error) {
+	for try := 0; ; try++ {
+		ch, err := dial(s.helper, s.url)
+		if err != nil {
+			return Response{}, err
+		}
+		s.ch = ch
+		res, err := s.call("connect", Request{Op: "open", URL: s.url, State: true})
+		if err == nil {
+			return res, nil
+		}
+		helperGone := ch.sock != nil && ch.transportFailed()
+		s.Close()
+		if !helperGone || try == 1 {
+			return Response{}, err
+		}
+	}
+}
+
+// transportFailed reports whether the conversation itself broke (the
+// helper went away), not the database.
+func (c *channel) transportFailed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.broken != nil
 }
 
 // Close stops the helper (it exits when its input ends).
