@@ -22,3 +22,20 @@ func TestNoCResolver(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardStaysOut: the live board's terminal UI libraries link into
+// pickup-board only (internal/cmd/pickup-board), never into pickup, which
+// Claude Code hooks start at every tool call: each library's init would
+// cost every start.
+func TestBoardStaysOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "charm.land/") || strings.HasPrefix(pkg, "github.com/charmbracelet/") ||
+			pkg == "github.com/pickup-dev/pickup/internal/boardview" || pkg == "github.com/pickup-dev/pickup/internal/boardfeed" {
+			t.Errorf("pickup depends on %s, which belongs to pickup-board only", pkg)
+		}
+	}
+}

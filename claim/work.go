@@ -285,6 +285,13 @@ func (c *Client) setFields(path string, fields map[string]string) error {
 			}
 		}
 	}
+	// A rewrite is a move of the session file (a fresh file takes its
+	// name): not while a repair looks at the board (see EnterMove).
+	leave, err := c.Board.EnterMove()
+	if err != nil {
+		return err
+	}
+	defer leave()
 	return fsx.ReplaceExisting(path, content, 0o644, !c.Board.NoSync)
 }
 

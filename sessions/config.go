@@ -37,11 +37,23 @@ type Config struct {
 	// (default 10s).
 	SharedBranch string
 	SharedFetch  time.Duration
+	// NetworkTimeout is how long pickup waits for a git remote that
+	// moves no bytes, and the most one fetch or push of a shared board
+	// may take (0: the default, 30s).
+	NetworkTimeout time.Duration
 	// LineupAge is how long a one-shot next trusts a full listing of
 	// todo/ (Board.LineupAge): 0 is the default (1s); "0s" in the file
 	// is stored as a negative value, listing every time.
 	LineupAge time.Duration
 }
+
+// The range of Config.NetworkTimeout: under a second, a healthy remote
+// across a continent would be given up; over ten minutes, an agent would
+// wait that long behind a remote that stopped answering.
+const (
+	MinNetworkTimeout = time.Second
+	MaxNetworkTimeout = 10 * time.Minute
+)
 
 // Config reads and checks <board>/config.yaml. A mistake in it (an
 // unknown setting, a value of the wrong kind, YAML that does not parse) is

@@ -54,7 +54,7 @@ func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 // settingNames are the settings config.yaml may hold, in the order the
 // documentation gives them.
 func settingNames() []string {
-	return []string{"stale", "commit", "keep_on_session_end", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age"}
+	return []string{"stale", "commit", "keep_on_session_end", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age", "network_timeout"}
 }
 
 // ConfigLine returns the line of config.yaml that sets name, or 0 if none
@@ -84,6 +84,7 @@ func parseConfig(path string, data []byte) (Config, map[string]int, error) {
 			Message: fmt.Sprintf(`not valid YAML: %s: write one "name: value" per line, such as commit: true`, yamlReason(err))}}}
 	}
 	keys := topLevelKeys(data)
+	flowFrom := 0
 	var problems []ConfigProblem
 	for i, item := range items {
 		name := fmt.Sprint(item.Key)
@@ -100,6 +101,12 @@ func parseConfig(path string, data []byte) (Config, map[string]int, error) {
 					break
 				}
 			}
+		}
+		if line == 0 {
+			// Flow style ({stale: 1m, commit: true}) or a key that spans
+			// lines: where the key is written, from after the last one
+			// found, else where the settings start. Never "line 0".
+			line, flowFrom = flowKeyLine(data, name, flowFrom)
 		}
 		if first, ok := lines[name]; ok {
 			problems = append(problems, ConfigProblem{Line: line,
@@ -167,12 +174,25 @@ func applySetting(c *Config, name string, v any) string {
 		if err != nil || d <= 0 {
 			return fmt.Sprintf("shared_fetch: %s is not a positive duration: write shared_fetch: 10s (how often next --wait fetches a shared board)", describeValue(v))
 		}
+		if msg := outOfRange("shared_fetch", str, d, sharedFetchRange, "how often next --wait fetches a shared board"); msg != "" {
+			return msg
+		}
 		c.SharedFetch = d
+	case "network_timeout":
+		str, _ := v.(string)
+		d, err := time.ParseDuration(str)
+		if err != nil || d < MinNetworkTimeout || d > MaxNetworkTimeout {
+			return fmt.Sprintf("network_timeout: %s is not a duration from %s to %s: write network_timeout: 30s (how long pickup waits for a git remote that stopped answering before it gives up)", describeValue(v), MinNetworkTimeout, MaxNetworkTimeout)
+		}
+		c.NetworkTimeout = d
 	case "lineup_age":
 		str, _ := v.(string)
 		d, err := time.ParseDuration(str)
 		if err != nil || d < 0 {
 			return fmt.Sprintf("lineup_age: %s is not a duration: write lineup_age: 1s (how long next trusts a full listing of todo/; 0s: list every time)", describeValue(v))
+		}
+		if msg := outOfRange("lineup_age", str, d, lineupAgeRange, "how long next trusts a full listing of todo/; 0s: list every time"); msg != "" {
+			return msg
 		}
 		if d == 0 {
 			d = -1 // Board.LineupAge's "always list"
@@ -199,12 +219,58 @@ func setStale(c *Config, v any) string {
 		if d <= 0 {
 			return fmt.Sprintf("stale: %q is not positive: %s", v, fix)
 		}
+		if msg := outOfRange("stale", v, d, staleRange, "how long an owner whose process cannot be checked may go without a heartbeat before its sessions are reaped"); msg != "" {
+			return msg
+		}
 		c.Stale = d
 		return ""
 	case int, float64:
 		return fmt.Sprintf("stale: %v has no unit: write stale: %vm for minutes (s: seconds, h: hours)", v, v)
 	}
 	return fmt.Sprintf("stale: %s is not a duration: %s", describeValue(v), fix)
+}
+
+// durationRange is the span of values that make sense for a setting.
+type durationRange struct{ min, max time.Duration }
+
+// The ranges of the duration settings. Outside them a value is a mistake
+// (a unit mistyped: 1ns for 1m, 100000h for 100s), not a choice. They are
+// wide on purpose: tests and demos run with a stale of seconds and fetch
+// several times a second, and a board may trust a listing for hours.
+//   - stale: from 1s (under that, a live agent between two commands is
+//     reaped) to 720h (30 days; beyond, a dead owner's claims outlive
+//     anyone waiting for them);
+//   - lineup_age: up to 24h (sessions copied into todo/ by hand are seen
+//     at most this late);
+//   - shared_fetch: from 100ms (more often hammers the remote) to 24h.
+var (
+	staleRange       = durationRange{time.Second, 720 * time.Hour}
+	lineupAgeRange   = durationRange{0, 24 * time.Hour}
+	sharedFetchRange = durationRange{100 * time.Millisecond, 24 * time.Hour}
+)
+
+// outOfRange says what is wrong with setting name = d (written as given)
+// if d is outside r, else "".
+func outOfRange(name, given string, d time.Duration, r durationRange, what string) string {
+	if d >= r.min && d <= r.max {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s is out of range: write a duration from %s to %s (%s)", name, given, fmtRange(r.min), fmtRange(r.max), what)
+}
+
+// fmtRange writes a range's bound as a user would: 1m, 168h, 0s.
+func fmtRange(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
 }
 
 // describeValue names a YAML value for a message: strings quoted, lists
@@ -286,6 +352,47 @@ func topLevelKeys(data []byte) []configKey {
 		}
 	}
 	return out
+}
+
+// flowKeyLine finds key name written in data at or after byte from (as
+// name: or "name": or 'name':) and returns its line and the byte after it;
+// if it is not found, the line of the file's first setting (the first line
+// that is neither blank nor a comment) and from.
+func flowKeyLine(data []byte, name string, from int) (int, int) {
+	text := string(data)
+	for pos := from; pos < len(text); {
+		i := strings.Index(text[pos:], name)
+		if i < 0 {
+			break
+		}
+		start, end := pos+i, pos+i+len(name)
+		pos = end
+		before := byte(' ')
+		if start > 0 {
+			before = text[start-1]
+		}
+		after := strings.TrimLeft(text[end:], " \t")
+		if q := before; q == '"' || q == '\'' {
+			if !strings.HasPrefix(after, string(q)) {
+				continue
+			}
+			after = strings.TrimLeft(after[1:], " \t")
+			if start > 1 {
+				before = text[start-2]
+			} else {
+				before = ' '
+			}
+		}
+		if strings.HasPrefix(after, ":") && strings.ContainsRune(" \t\n{,", rune(before)) {
+			return strings.Count(text[:start], "\n") + 1, end
+		}
+	}
+	for i, line := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return i + 1, from
+		}
+	}
+	return 1, from
 }
 
 // isPlainKeyStart reports whether a line starting with '-' or '.' is

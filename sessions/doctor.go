@@ -47,9 +47,15 @@ type copyOf struct {
 // Check inspects the board and, if repair is true, mends what it safely can:
 // a session with several names for one file (a crash inside the link+unlink
 // fallback) keeps the name of its most advanced state; a session present in
-// several states (a merge of two branches) keeps done over doing over todo,
-// and every discarded copy whose content differs is moved to conflicts/
-// rather than deleted; temporary files older than a minute are removed.
+// several states (a merge of two branches) keeps done over doing over todo.
+// Every copy it does not keep is moved to conflicts/, never deleted (a
+// second name of one file is unlinked once both names are seen to be that
+// file, which stays). Each such finding is confirmed, and each move decided, by a
+// second look at every place the session can be, made under the board's
+// move guard held exclusive (see MoveGuardFile): so a session that moved
+// while Check read the directories is neither reported nor touched, beside
+// any number of agents at work. Temporary files older than a minute are
+// removed.
 // It also compares the event log with the board (see checkHistory): with
 // repair, a line torn part-way is blanked out and a move the history missed
 // gets a doctor line, so that each session's history ends where it is.
@@ -181,16 +187,16 @@ func (b *Board) CheckWith(o CheckOptions) ([]Finding, error) {
 	var histories map[string][]Event
 	histRead := false
 	for id, cs := range copies {
+		if len(cs) < 2 && cs[0].nlink < 2 {
+			continue
+		}
 		if len(cs) > 1 && !histRead {
 			histories, histRead = b.sessionHistories(), true
 		}
-		if len(cs) == 1 && cs[0].nlink > 1 {
-			out = append(out, Finding{Kind: "hardlink", ID: id, Path: cs[0].place.Path, Message: fmt.Sprintf("file has %d links (another name outside the board's states?)", cs[0].nlink)})
-		}
-		if len(cs) < 2 {
-			continue
-		}
-		out = append(out, b.resolveDuplicate(id, cs, replayHistory(histories[id]), o, repair)...)
+		// The scan read one directory after another: a session that moved
+		// meanwhile shows twice (one file, one link), and a real duplicate
+		// may have been resolved since. Look again, with no move in flight.
+		out = append(out, b.checkCopies(id, cs, func() claimHistory { return replayHistory(histories[id]) }, o, repair)...)
 	}
 	if b.unsafe != nil {
 		// The dependency and history checks would read through the link

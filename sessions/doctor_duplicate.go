@@ -9,17 +9,97 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
+	"golang.org/x/sys/unix"
 )
+
+// checkCopies confirms and, with repair, resolves what the scan found of
+// session id: several places (cs), or one file with several links. It
+// looks again at every place the session can be while it holds the
+// board's move guard exclusive, so that no claim, release, done or reap is
+// in flight: a session the scan saw twice because it moved between two
+// directory reads is then in one place, and is neither reported nor
+// touched. With repair, every decision is made on that second look and
+// carried out before the guard is released.
+//
+// Without the guard (a board whose .pickup/ this account cannot write),
+// doctor still looks again, which makes a false finding unlikely but not
+// impossible, and repairs nothing.
+func (b *Board) checkCopies(id string, cs []copyOf, history func() claimHistory, o CheckOptions, repair bool) []Finding {
+	var leave func()
+	var err error
+	switch {
+	case b.unsafe != nil:
+		err = b.unsafe // a link where pickup keeps its files: never opened through
+	case repair:
+		leave, err = b.enterRepair()
+	default:
+		leave, err = b.enterGuard(unix.LOCK_EX, repairGuardWait)
+	}
+	if err != nil {
+		leave, repair = func() {}, false
+	}
+	defer leave()
+	now, lerr := b.copiesNow(id)
+	if lerr != nil {
+		now = cs // cannot look again: report what the scan saw
+	}
+	var out []Finding
+	switch {
+	case len(now) == 0:
+		return nil // gone while unguarded: nothing to say about it
+	case len(now) == 1 && now[0].nlink < 2:
+		return nil // one file that moved while the scan read the board
+	case len(now) == 1:
+		out = []Finding{{Kind: "hardlink", ID: id, Path: now[0].place.Path, Message: fmt.Sprintf("file has %d links (another name outside the board's states?)", now[0].nlink)}}
+	default:
+		out = b.resolveDuplicate(id, now, history(), o, repair)
+	}
+	if err != nil && o.Repair {
+		for i := range out {
+			out[i].Message += fmt.Sprintf("; --fix moved nothing: %v", err)
+		}
+	}
+	return out
+}
+
+// copiesNow is every place session id is in now, with inode and link
+// count: todo/, each doing/<owner>/, done/, failed/.
+func (b *Board) copiesNow(id string) ([]copyOf, error) {
+	owners, err := b.Owners()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	places := []Place{{State: Todo}}
+	for _, o := range owners {
+		places = append(places, Place{State: Doing, Owner: o})
+	}
+	places = append(places, Place{State: Done}, Place{State: Failed})
+	var out []copyOf
+	for _, p := range places {
+		p.Path = b.Path(p.State, p.Owner, id)
+		info, err := os.Lstat(p.Path)
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		c := copyOf{place: p, nlink: 1}
+		if sys, ok := info.Sys().(*syscall.Stat_t); ok {
+			c.ino, c.nlink = sys.Ino, uint64(sys.Nlink)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
 
 // resolveDuplicate reports (and with repair, resolves) a session found in
 // several places. One file under several names (a crash inside the
 // link+unlink fallback) keeps the name of its most advanced state; copies
 // that are files of their own keep the one decideKeep chooses by the
-// history. A discarded copy whose content differs goes to conflicts/, an
-// identical one is removed (nothing is lost), and the owner of a discarded
-// claim is fenced first.
+// history. Every discarded name or copy goes to conflicts/ (nothing is ever
+// deleted), and the owner of a discarded claim is fenced first. With
+// repair, the caller holds the move guard exclusive (see checkCopies).
 func (b *Board) resolveDuplicate(id string, cs []copyOf, h claimHistory, o CheckOptions, repair bool) []Finding {
 	// Board order, whatever order the directories were read in.
 	sort.Slice(cs, func(i, j int) bool { return cs[i].place.Path < cs[j].place.Path })
@@ -101,61 +181,80 @@ func (b *Board) discardFenced(id string, c, kept copyOf, sameFile bool, why stri
 	return fix + fenced
 }
 
-// discard moves copy c out of the way of kept (to conflicts/ if its content
-// differs, else removes it), holding the board's git gate (EnterMove), and
-// records it.
+// discard moves copy c out of the way of kept, to conflicts/, and records
+// it. It never deletes a session file: a copy identical to the one kept
+// goes to conflicts/ too. With sameFile, c is not a copy but a second name
+// of kept's very file (a crash inside the link+unlink fallback): that name
+// is unlinked once both names are seen to be the one file, and the file
+// stays at kept's name (a name moved to conflicts/ would leave the file
+// with two links for ever, and doctor reporting it). The caller holds the
+// move guard exclusive and has just seen both where they are (see
+// checkCopies); the move is a no-replace rename.
 func (b *Board) discard(id string, c, kept copyOf, sameFile bool, why string) string {
-	leave, err := b.EnterMove()
-	if err != nil {
-		return ""
-	}
-	defer leave()
-	if !sameFile {
+	what := "identical copy"
+	switch {
+	case sameFile:
+		return b.unlinkSecondName(id, c, kept)
+	default:
 		a, err1 := fsx.ReadRegular(c.place.Path)
 		k, err2 := fsx.ReadRegular(kept.place.Path)
 		if err1 != nil || err2 != nil {
 			return ""
 		}
 		if !bytes.Equal(a, k) {
-			dir := filepath.Join(b.Dir, ConflictsDirName)
-			if err := b.CheckDir(ConflictsDirName); err != nil {
-				return ""
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return ""
-			}
-			suffix := string(c.place.State)
-			if c.place.Owner != "" {
-				suffix += "." + c.place.Owner
-			}
-			for n := 1; n < 1000; n++ {
-				name := fmt.Sprintf("%s.%s.md", id, suffix)
-				if n > 1 {
-					name = fmt.Sprintf("%s.%s.%d.md", id, suffix, n)
-				}
-				dst := filepath.Join(dir, name)
-				err := fsx.RenameNoReplace(c.place.Path, dst)
-				if errors.Is(err, fs.ErrExist) {
-					continue
-				}
-				if err != nil {
-					return ""
-				}
-				_ = b.Sync(filepath.Dir(c.place.Path), dir)
-				_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, Dst: dst, Reason: "duplicate with different content; kept " + b.place(kept.place.Path, id) + ": " + why})
-				return fmt.Sprintf("kept %s; moved this copy (different content) to %s", kept.place.Path, dst)
-			}
+			what = "copy (different content)"
+		}
+	}
+	dir := filepath.Join(b.Dir, ConflictsDirName)
+	if err := b.CheckDir(ConflictsDirName); err != nil {
+		return ""
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	suffix := string(c.place.State)
+	if c.place.Owner != "" {
+		suffix += "." + c.place.Owner
+	}
+	for n := 1; n < 1000; n++ {
+		name := fmt.Sprintf("%s.%s.md", id, suffix)
+		if n > 1 {
+			name = fmt.Sprintf("%s.%s.%d.md", id, suffix, n)
+		}
+		dst := filepath.Join(dir, name)
+		err := fsx.RenameNoReplace(c.place.Path, dst)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
 			return ""
 		}
+		_ = b.Sync(dir, filepath.Dir(c.place.Path))
+		logWhat := what
+		if what == "copy (different content)" {
+			logWhat = "duplicate with different content"
+		}
+		reason := logWhat + "; kept " + b.place(kept.place.Path, id) + ": " + why
+		_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, Dst: dst, Reason: reason})
+		return fmt.Sprintf("kept %s; moved this %s to %s", kept.place.Path, what, dst)
+	}
+	return ""
+}
+
+// unlinkSecondName removes c, a second name of kept's file, after checking
+// (under the guard the caller holds) that both names still are that one
+// file: the file itself stays, at kept's name.
+func (b *Board) unlinkSecondName(id string, c, kept copyOf) string {
+	a, err1 := os.Lstat(c.place.Path)
+	k, err2 := os.Lstat(kept.place.Path)
+	if err1 != nil || err2 != nil || !os.SameFile(a, k) {
+		return "" // not one file any more: leave both
 	}
 	if err := os.Remove(c.place.Path); err != nil {
 		return ""
 	}
 	_ = b.Sync(filepath.Dir(c.place.Path))
-	reason := "identical copy; kept " + b.place(kept.place.Path, id)
-	if !sameFile {
-		reason += ": " + why
-	}
-	_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, To: "removed", Reason: reason})
-	return fmt.Sprintf("kept %s; removed this identical copy", kept.place.Path)
+	_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, To: "removed",
+		Reason: "second name of the file at " + b.place(kept.place.Path, id) + " (an interrupted move); the file stays there"})
+	return fmt.Sprintf("kept %s; removed this second name of the same file (the file stays at the name kept)", kept.place.Path)
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"golang.org/x/sys/unix"
 )
 
 // gitGate is the sync gate of the git work tree that holds a board, found
@@ -14,8 +15,12 @@ type gitGate struct {
 }
 
 // EnterMove is called around every move of a session file on the board
-// (a transition's rename, a new session's publication, a doctor repair);
-// leave ends it. On a board inside a git work tree it holds that work
+// (a transition's rename, a new session's publication, a rewrite of a
+// claimed session); leave ends it. It holds the board's move guard shared
+// (see MoveGuardFile), so that no move happens while a repair (doctor
+// --fix) looks again and moves what it does not keep; it fails with
+// ErrRepairRunning if a repair holds the guard for longer than
+// moveGuardWait. On a board inside a git work tree it also holds that work
 // tree's sync gate shared, so that no move happens while `pickup sync`
 // pulls (its rebase shows this clone's claimed sessions in todo/ again),
 // and it refuses with a *gitx.StoppedError (gitx.ErrStopped) while the
@@ -23,21 +28,32 @@ type gitGate struct {
 // revert; it fails with gitx.ErrSyncRunning if a sync holds the gate for
 // longer than gitx.DefaultGateWait. Moves never wait for each other.
 //
-// Its cost is an open, a flock and a close, and a stat per kind of stopped
-// operation; outside a git work tree, nothing (after a few lstat calls on
-// the first move to find out).
+// Its cost is an open, a flock and a close for the guard; in a git work
+// tree as much again for the gate, and a stat per kind of stopped
+// operation.
 func (b *Board) EnterMove() (leave func(), err error) {
-	b.git.once.Do(func() { b.git.gate = gitx.FindGate(b.Dir) })
-	if b.git.gate == nil {
-		return func() {}, nil
+	unguard, err := b.enterGuard(unix.LOCK_SH, moveGuardWait)
+	if err != nil {
+		return nil, err
 	}
-	return b.git.gate.Enter()
+	b.git.once.Do(func() { b.git.gate = findGate(b.Dir) })
+	if b.git.gate == nil {
+		return unguard, nil
+	}
+	ungate, err := b.git.gate.Enter()
+	if err != nil {
+		unguard()
+		return nil, err
+	}
+	return func() { ungate(); unguard() }, nil
 }
+
+func findGate(dir string) *gitx.Gate { return gitx.FindGate(dir) }
 
 // gitStopped returns a *gitx.StoppedError if the board's git work tree is
 // in the middle of a stopped operation, else nil (no lock taken).
 func (b *Board) gitStopped() error {
-	b.git.once.Do(func() { b.git.gate = gitx.FindGate(b.Dir) })
+	b.git.once.Do(func() { b.git.gate = findGate(b.Dir) })
 	if b.git.gate == nil {
 		return nil
 	}

@@ -38,6 +38,19 @@ var Events = []string{"session-start", "pre-tool-use", "post-tool-use", "session
 // pickup older than N says so itself.
 const Protocol = 3
 
+// InstallWays and UpgradeWays name the three ways to install pickup (npm,
+// go install, a release archive: scripts/release builds the last two's
+// files), for the messages the hooks print when pickup is missing or too
+// old, which Claude relays to the user. The plugin's hooks.json says the
+// same in its shell lines (TestPluginHooksSayHowToInstall).
+const (
+	InstallWays = "`npm install -g @pickup-dev/pickup`; `go install github.com/pickup-dev/pickup@latest` " +
+		"(into $(go env GOPATH)/bin, which must be on the PATH); or a release archive from " +
+		"https://github.com/pickup-dev/pickup/releases, its pickup put in a folder on the PATH"
+	UpgradeWays = "`npm install -g @pickup-dev/pickup@latest`, `go install github.com/pickup-dev/pickup@latest`, " +
+		"or a newer release archive from https://github.com/pickup-dev/pickup/releases"
+)
+
 // Hooks runs pickup's hooks. The command line fills it in, so that the
 // hooks find and open the board, and follow processes, exactly as every
 // other pickup command does.
@@ -128,7 +141,7 @@ func (h *Hooks) Run(event string, stdin io.Reader) error {
 	if h.Need > Protocol {
 		_, _ = io.Copy(io.Discard, stdin)
 		h.printf("pickup: the pickup on the PATH (%s) is older than the Claude Code integration needs (hook protocol %d, this one has %d), so its hooks do nothing. "+
-			"Tell the user: upgrade it with `go install github.com/pickup-dev/pickup@latest`, then start a new session.\n", h.Version, h.Need, Protocol)
+			"Tell the user: upgrade it the way it was installed (%s), then start a new session.\n", h.Version, h.Need, Protocol, UpgradeWays)
 		return nil
 	}
 	if event == "pre-tool-use" {

@@ -118,6 +118,7 @@ func TestPluginManifests(t *testing.T) {
 		Homepage    string         `json:"homepage"`
 		Repository  string         `json:"repository"`
 		Keywords    []string       `json:"keywords"`
+		License     string         `json:"license"`
 	}
 	readJSON(t, "plugin/.claude-plugin/plugin.json", &manifest)
 	if manifest.Name != "pickup" || manifest.Version == "" || !strings.Contains(manifest.Description, "go install github.com/pickup-dev/pickup@latest") {
@@ -162,4 +163,47 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// Run by sh as Claude Code runs it, the SessionStart hook names the three
+// ways to install pickup when there is none on the PATH, and the ways to
+// upgrade when the one there is too old to know --need.
+func TestPluginHooksSayHowToInstall(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal("no sh: Claude Code runs hook commands with it")
+	}
+	var hf hooksFile
+	data, err := os.ReadFile("plugin/hooks/hooks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &hf); err != nil {
+		t.Fatal(err)
+	}
+	command := hf.Hooks["SessionStart"][0].Hooks[0].Command
+	run := func(path string) string {
+		t.Helper()
+		cmd := exec.Command(sh, "-c", command)
+		cmd.Env = []string{"PATH=" + path}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the SessionStart hook failed (it must exit 0 and say what to do): %v\n%s", err, out)
+		}
+		return string(out)
+	}
+
+	empty := t.TempDir()
+	if out := run(empty); !strings.Contains(out, "not on the PATH") || !strings.Contains(out, InstallWays) {
+		t.Errorf("with no pickup on the PATH the hook printed\n%s\nwant it to name the three ways to install:\n%s", out, InstallWays)
+	}
+
+	// A pickup from before --need fails on the flag.
+	old := t.TempDir()
+	if err := os.WriteFile(filepath.Join(old, "pickup"), []byte("#!/bin/sh\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(old); !strings.Contains(out, "older than") || !strings.Contains(out, UpgradeWays) {
+		t.Errorf("with an old pickup on the PATH the hook printed\n%s\nwant it to name the ways to upgrade:\n%s", out, UpgradeWays)
+	}
 }

@@ -159,7 +159,7 @@ func TestHookNeedsANewerPickup(t *testing.T) {
 	if err := h.Run("session-start", strings.NewReader(f.hookJSON("SessionStart", sessA, nil))); err != nil {
 		t.Fatal(err)
 	}
-	if out := f.stdout.String(); !strings.Contains(out, "older than") || !strings.Contains(out, "go install github.com/pickup-dev/pickup@latest") {
+	if out := f.stdout.String(); !strings.Contains(out, "older than") || !strings.Contains(out, UpgradeWays) {
 		t.Errorf("printed %q", out)
 	}
 	if _, ok := f.lease(sessA); ok {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/textsafe"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +14,8 @@ import (
 
 // run is one invocation: the environment and the resolved global options.
 type run struct {
-	env    *Env
+	env    *Env // its Stdout and Stderr escape what they print (see Main)
+	raw    *Env // the streams as given
 	json   bool
 	dir    string
 	owner  string
@@ -36,8 +38,20 @@ type run struct {
 // Main runs pickup with args (args[0] is the program name) and returns the
 // exit code.
 func Main(env *Env, args []string) int {
-	r := &run{env: env}
+	// Everything pickup prints goes through textsafe: a title, owner or
+	// reason read from a file that holds an escape sequence or a bidi
+	// override cannot reach the terminal raw, even where a field was
+	// printed without textsafe.Line. r.raw keeps the streams as they are,
+	// for what must pass unchanged: a command's own output (lock run),
+	// work's status line on a terminal, show's byte-exact copy into a pipe.
+	stdout, stderr := textsafe.NewWriter(env.Stdout), textsafe.NewWriter(env.Stderr)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	safe := *env
+	safe.Stdout, safe.Stderr = stdout, stderr
+	r := &run{env: &safe, raw: env}
 	r.shared.proxy = env.GitProxy
+	r.shared.getenv = env.Getenv
 	if len(args) > 1 && (slices.Contains(args[1:], "help") || slices.Contains(args[1:], "h")) {
 		// Only a run that names help pays for this check.
 		if code, ok := r.helpTopic(r.globalFlags(), args); ok {

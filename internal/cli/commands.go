@@ -50,6 +50,7 @@ func commandTable() []commandSpec {
 		{[]string{"heartbeat"}, (*run).heartbeatCommand},
 		{[]string{"reap"}, (*run).reapCommand},
 		{[]string{"status"}, (*run).statusCommand},
+		{[]string{"board"}, (*run).boardCommand},
 		{[]string{"lock"}, (*run).lockCommand},
 		{[]string{"doctor"}, (*run).doctorCommand},
 		{[]string{"log"}, (*run).logCommand},

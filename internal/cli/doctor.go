@@ -84,7 +84,7 @@ func (r *run) doctorCommand() *ucli.Command {
 					if f.Line > 0 {
 						loc = fmt.Sprintf("%s:%d", f.Path, f.Line)
 					}
-					r.printf("%s: %s: %s\n", loc, f.Kind, sanitize(f.Message))
+					r.printf("%s: %s: %s\n", sanitize(loc), f.Kind, sanitize(f.Message))
 					if f.Fix != "" {
 						r.printf("  fixed: %s\n", f.Fix)
 					}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/gitx"
@@ -42,15 +43,18 @@ var exitCodes = []struct {
 	code int
 }{
 	{context.Canceled, ExitInterrupted},
+	{shared.ErrDiskFull, ExitError}, // the machine's failure, not the remote's
 	{shared.ErrRemote, ExitRemote},
 	{pgboard.ErrDatabase, ExitRemote},
+	{gitx.ErrNetTimeout, ExitRemote}, // a remote that stopped answering (sync)
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},
 	{sessions.ErrNoBoard, ExitUsage},
 	{sessions.ErrBadFrontmatter, ExitUsage},
 	{sessions.ErrUnsafePath, ExitUsage},
-	{gitx.ErrStopped, ExitUsage},           // a stopped rebase: nothing moved
-	{gitx.ErrSyncRunning, ExitLockTimeout}, // waited for a sync in vain
+	{gitx.ErrStopped, ExitUsage},                 // a stopped rebase: nothing moved
+	{gitx.ErrSyncRunning, ExitLockTimeout},       // waited for a sync in vain
+	{sessions.ErrRepairRunning, ExitLockTimeout}, // waited for doctor --fix in vain
 	{claim.ErrCrossDevice, ExitError},
 	{claim.ErrClaimLost, ExitClaimLost},
 	{claim.ErrSessionNotAvailable, ExitNotAvailable},
@@ -130,12 +134,14 @@ func (r *run) hint(err error) string {
 		return "interrupted before anything was claimed; nothing changed"
 	case errors.Is(err, errUsage):
 		return "run `pickup help` or `pickup COMMAND --help` for usage"
+	case errors.Is(err, sessions.ErrRepairRunning):
+		return "a `pickup doctor --fix` held the board's move guard (.pickup/moves.lock) all that time: nothing moved; run the command again, and if it happens again, look for a stopped doctor (ps)"
 	case errors.Is(err, sessions.ErrNoBoard):
 		return "run `pickup init` to create a board here, or point to one with --dir or $PICKUP_DIR"
 	case errors.Is(err, sessions.ErrInvalidID):
 		return "ids and owners use 1 to 128 characters from A-Z a-z 0-9 . _ - and start with a letter or digit, e.g. 2026-11-22_09-15-03; run `pickup list` to see the ids"
 	case errors.Is(err, claim.ErrLostToEarlierClaim):
-		return fmt.Sprintf("%s was claimed by another owner before you (a sync or merge had hidden that claim), and `pickup doctor --fix` gave it to them; your copy is in conflicts/ if it differed; do not finish it; run `pickup next` to take other work", id)
+		return fmt.Sprintf("%s was claimed by another owner before you (a sync or merge had hidden that claim), and `pickup doctor --fix` gave it to them; your copy is in conflicts/; do not finish it; run `pickup next` to take other work", id)
 	case errors.Is(err, claim.ErrClaimLost):
 		return fmt.Sprintf("your claim on %s was reaped (your process was gone or silent too long) and the session went back to the queue or to another owner; do not finish it; run `pickup next` to take other work", id)
 	case errors.Is(err, claim.ErrNothingAvailable):
@@ -165,6 +171,8 @@ func (r *run) hint(err error) string {
 		return fmt.Sprintf("the lock on %s is taken: pick other work and try again later, or wait for it with `pickup lock acquire %s --wait 10m`; if you took it yourself, run `pickup lock release %s` when you are done", key, key, key)
 	case errors.Is(err, claim.ErrNotHolder):
 		return "only the holder of a lock releases or renews it: leave it to them and pick other work (`pickup lock list` shows who holds which lock)"
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk is full (or your quota is used up): free space on it and run the command again"
 	case errors.Is(err, claim.ErrCrossDevice):
 		return "todo/, doing/ and done/ must be on one filesystem for atomic moves; keep the whole board on one filesystem (no separate mounts inside it)"
 	}

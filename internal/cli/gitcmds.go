@@ -108,7 +108,7 @@ func (r *run) logCommand() *ucli.Command {
 			fmt.Fprintln(tw, "TIME\tID\tOP\tFROM\tTO\tOWNER\tREASON")
 			for _, e := range events {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format("2006-01-02T15:04:05Z"), e.ID,
-					sanitize(e.Op), dash(sanitize(e.From)), sanitize(e.To), dash(e.Owner), sanitize(e.Reason))
+					sanitize(e.Op), dash(sanitize(e.From)), sanitize(e.To), dash(sanitize(e.Owner)), sanitize(e.Reason))
 			}
 			return tw.Flush()
 		},

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -31,11 +32,15 @@ const ExitRemote = 8
 // sharedMode attaches a shared board's arbiter to the board before the
 // command changes anything. Its zero value is ready.
 type sharedMode struct {
-	proxy func() string // Repo.Proxy of the boards it opens (Env.GitProxy)
-	mu    sync.Mutex
-	cfg   *sessions.Config
-	sb    *shared.Board
-	pg    *pgboard.Board // a board that PostgreSQL arbitrates (pgcmds.go)
+	proxy  func() string       // Repo.Proxy of the boards it opens (Env.GitProxy)
+	getenv func(string) string // Env.Getenv, for $PICKUP_NETWORK_TIMEOUT
+	// netCfg is config.yaml's network_timeout (ns): read without mu,
+	// which ready holds while it opens the board.
+	netCfg atomic.Int64
+	mu     sync.Mutex
+	cfg    *sessions.Config
+	sb     *shared.Board
+	pg     *pgboard.Board // a board that PostgreSQL arbitrates (pgcmds.go)
 	// trustRecent: the command claims or moves sessions (next without
 	// --wait, claim, done, release, reopen), which lets ready trust a
 	// fetch that another process of the clone made within sharedFresh;
@@ -74,6 +79,7 @@ func (m *sharedMode) useConfig(cfg sessions.Config) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.cfg = &cfg
+	m.netCfg.Store(int64(cfg.NetworkTimeout))
 }
 
 // ready makes b's transitions go through the remote if config.yaml says
@@ -118,19 +124,54 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 // open opens the shared board of b, its git commands relayed by the git
 // proxy.
 func (m *sharedMode) open(ctx context.Context, b *sessions.Board, remote, branch string) (*shared.Board, error) {
+	timeout, err := m.netTimeout()
+	if err != nil {
+		return nil, err
+	}
 	sb, err := shared.Open(ctx, b, remote, branch)
-	if err == nil && m.proxy != nil {
+	if err != nil {
+		return nil, err
+	}
+	if m.proxy != nil {
 		sb.Repo.Proxy = m.proxy()
 	}
-	return sb, err
+	sb.Repo.NetTimeout = timeout
+	return sb, nil
+}
+
+// netTimeoutEnv overrides config.yaml's network_timeout (for tests, and
+// for one command on a slow link).
+const netTimeoutEnv = "PICKUP_NETWORK_TIMEOUT"
+
+// netTimeout is the deadline of every git command that talks to a remote:
+// $PICKUP_NETWORK_TIMEOUT, else config.yaml's network_timeout, else 0
+// (gitx.DefaultNetTimeout).
+func (m *sharedMode) netTimeout() (time.Duration, error) {
+	if m.getenv != nil {
+		if v := m.getenv(netTimeoutEnv); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return 0, usageError("%s=%q is not a positive duration: set it like %s=30s, or unset it to use network_timeout in config.yaml", netTimeoutEnv, v, netTimeoutEnv)
+			}
+			return d, nil
+		}
+	}
+	return time.Duration(m.netCfg.Load()), nil
 }
 
 // findRepo finds the work tree of dir, its git commands relayed by the git
-// proxy.
+// proxy and bounded by the network deadline.
 func (r *run) findRepo(ctx context.Context, dir string) (*gitx.Repo, error) {
+	timeout, err := r.shared.netTimeout()
+	if err != nil {
+		return nil, err
+	}
 	repo, err := gitx.Find(ctx, dir)
 	if err == nil && r.env.GitProxy != nil {
 		repo.Proxy = r.env.GitProxy()
+	}
+	if err == nil {
+		repo.NetTimeout = timeout
 	}
 	return repo, err
 }

@@ -149,7 +149,7 @@ func (r *run) lockListCommand() *ucli.Command {
 					fmt.Fprintf(w, "%s\t?\tunreadable\t-\t%s\t-\n", lockName(i.Key), i.Age.Round(time.Second))
 					continue
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s ago\n", lockName(i.Key), sanitize(i.Owner), i.State, i.Process,
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s ago\n", lockName(i.Key), sanitize(i.Owner), i.State, sanitize(i.Process.String()),
 					i.Age.Round(time.Second), now.Sub(i.HeartbeatAt).Round(time.Second))
 			}
 			return w.Flush()

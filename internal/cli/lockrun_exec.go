@@ -31,7 +31,7 @@ func (lr *lockRunner) run(info claim.LockInfo, argv []string, sigs <-chan os.Sig
 	defer ll.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), envLockKey+"="+lr.key)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.env.Stdin, r.env.Stdout, r.env.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.rawEnv().Stdin, r.rawEnv().Stdout, r.rawEnv().Stderr // the command's own output
 	// In the foreground of a terminal, the command's group gets the
 	// terminal (in the child, before exec: no read can come first). In the
 	// background it would be stopped as soon as it read from the terminal,

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pickup-dev/pickup/internal/textsafe"
 )
 
 func TestEscapeControls(t *testing.T) {
@@ -44,11 +46,11 @@ func TestEscapeControls(t *testing.T) {
 			if got := sanitize(tt.in); got != tt.want {
 				t.Errorf("sanitize(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			if got := escapeControls(tt.in, false); got != tt.want {
-				t.Errorf("escapeControls(%q, false) = %q, want %q", tt.in, got, tt.want)
+			if got := textsafe.Line(tt.in); got != tt.want {
+				t.Errorf("textsafe.Line(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			if got := escapeControls(tt.in, true); got != tt.wantLines {
-				t.Errorf("escapeControls(%q, true) = %q, want %q", tt.in, got, tt.wantLines)
+			if got := textsafe.Text(tt.in); got != tt.wantLines {
+				t.Errorf("textsafe.Text(%q) = %q, want %q", tt.in, got, tt.wantLines)
 			}
 		})
 	}
@@ -83,7 +85,10 @@ func TestEscapeControlsEveryByte(t *testing.T) {
 	}
 	for _, in := range inputs {
 		for _, keep := range []bool{false, true} {
-			got := escapeControls(in, keep)
+			got := textsafe.Line(in)
+			if keep {
+				got = textsafe.Text(in)
+			}
 			if !isTerminalSafe(got, keep) {
 				t.Errorf("escapeControls(%q, %v) = %q: not safe to print", in, keep, got)
 			}

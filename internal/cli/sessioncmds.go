@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/textsafe"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -20,7 +22,12 @@ func (r *run) newCommand() *ucli.Command {
 		Name:      "new",
 		Usage:     "create a session in todo/ and print its id",
 		UsageText: "pickup new [--priority P] [--title T] [--tag T]... [--depends-on ID]... [FILE|-]",
-		Description: "The body is read from FILE, or from standard input with -. The id is the UTC time,\n" +
+		Description: "The body is read from FILE, or from standard input with -. Without FILE, standard input\n" +
+			"is read when it is a file (< body.txt) or a pipe (echo body | pickup new --title T) that\n" +
+			"brings something or closes within a second; a pipe left open and silent is refused (exit 2),\n" +
+			"a terminal or /dev/null is not read. A session with no title and no body is refused (exit 2).\n" +
+			"In a `while read` loop, give pickup new </dev/null, or it reads the loop's input.\n" +
+			"The id is the UTC time,\n" +
 			"YYYY-MM-DD_HH-mm-ss, with a suffix (-2, -3, ...) when that second is taken.\n" +
 			"Nothing is ever overwritten. Without --title, a body starting with \"# Heading\" gives it.\n\n" +
 			"A FILE that starts with its own frontmatter (a line ---, YAML, a line ---: the session\n" +
@@ -54,6 +61,15 @@ func (r *run) newCommand() *ucli.Command {
 			name := c.Args().First()
 			switch name {
 			case "":
+				// Piped or redirected standard input is the body, as if
+				// - had been given (see implicitBody).
+				var read bool
+				if body, read, err = implicitBody(r.env.Stdin); err != nil {
+					return err
+				}
+				if read {
+					name = "stdin"
+				}
 			case "-":
 				name = "stdin"
 				body, err = io.ReadAll(r.env.Stdin)
@@ -65,6 +81,14 @@ func (r *run) newCommand() *ucli.Command {
 					return usageError("read body: %v; give an existing file, or - to read standard input", err)
 				}
 				return fmt.Errorf("read body: %w", err)
+			}
+			if o.Title == nil && len(bytes.TrimSpace(body)) == 0 {
+				from := "no FILE and no standard input"
+				if name != "" {
+					from = name + " is empty"
+				}
+				return hintedUsage{usageError("nothing to create: no --title and no body (%s); nothing was created", from),
+					"give --title T, or the body as FILE, or pipe it in: echo body | pickup new --title T"}
 			}
 			b, err := r.changingBoard()
 			if err != nil {
@@ -234,7 +258,7 @@ func printJSONList(w io.Writer, list []sessions.Session, waits map[int]sessions.
 			// data is one JSON object: add the keys before its closing brace.
 			data = append(append(data[:len(data)-1:len(data)-1], extra...), '}')
 		}
-		bw.Write(escapeC1(data))
+		bw.Write(textsafe.JSON(data))
 	}
 	bw.WriteString("]\n")
 	return bw.Flush()
@@ -275,16 +299,18 @@ func (r *run) showCommand() *ucli.Command {
 			if r.json {
 				return r.printJSON(withFields(s, map[string]any{"content": string(content)}))
 			}
-			text := string(content)
-			if r.env.StdoutIsTerminal {
-				text = escapeControls(text, true)
-			}
 			owner := ""
 			if s.Owner != "" {
 				owner = " by " + s.Owner
 			}
-			fmt.Fprintf(r.env.Stdout, "# %s: %s%s, %s\n", s.ID, s.State, owner, s.Path)
-			_, err = io.WriteString(r.env.Stdout, text)
+			fmt.Fprintf(r.env.Stdout, "# %s: %s%s, %s\n", s.ID, s.State, sanitize(owner), sanitize(s.Path))
+			if r.env.StdoutIsTerminal {
+				_, err = io.WriteString(r.env.Stdout, textsafe.Text(string(content)))
+				return err
+			}
+			// Into a pipe or a file: the file as it is, byte for byte, so
+			// that it can be copied (it is not shown on a terminal).
+			_, err = r.rawEnv().Stdout.Write(content)
 			return err
 		},
 	}

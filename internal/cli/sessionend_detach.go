@@ -69,7 +69,7 @@ func (r *run) detachSessionEnd(need int) {
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin = bytes.NewReader(input)
-	cmd.Stdout, cmd.Stderr = r.env.Stdout, r.env.Stderr
+	cmd.Stdout, cmd.Stderr = r.rawEnv().Stdout, r.rawEnv().Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		fail(fmt.Errorf("start the release: %w", err))

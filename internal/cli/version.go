@@ -5,16 +5,30 @@ import (
 	"strings"
 )
 
-// version says which pickup this is, from what the Go toolchain recorded
-// in the binary: the module version for `go install …@vX`, else "devel",
-// plus the commit and whether the tree had uncommitted changes for a build
-// from a git checkout.
+// releaseVersion is the version scripts/release stamps into the binaries it
+// builds (go build -ldflags "-X …/internal/cli.releaseVersion=v1.2.3"):
+// release archives and npm packages are built from a checkout, where the
+// toolchain records no module version of its own. Empty in every other
+// build. It is the one package-level variable of the CLI, written only by
+// the linker.
+var releaseVersion string
+
+// version says which pickup this is: the version scripts/release stamped,
+// else the one the Go toolchain recorded in the binary (the module version
+// for `go install …@vX`, else "devel"), plus the commit and whether the tree
+// had uncommitted changes for a build from a git checkout.
 func version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
+		if releaseVersion != "" {
+			return releaseVersion
+		}
 		return "unknown"
 	}
 	v := info.Main.Version
+	if releaseVersion != "" {
+		v = releaseVersion
+	}
 	if v == "" || v == "(devel)" {
 		v = "devel"
 	}

@@ -336,7 +336,7 @@ type progress struct {
 }
 
 func newProgress(r *run, jobs int) *progress {
-	f, ok := r.env.Stderr.(*os.File)
+	f, ok := r.rawEnv().Stderr.(*os.File)
 	return &progress{r: r, jobs: jobs, start: time.Now(), terminal: ok && isTerminal(f) && !r.json}
 }
 
@@ -359,7 +359,9 @@ func (p *progress) event(ev claim.WorkEvent) {
 		_ = p.r.printJSON(ev)
 	case p.terminal:
 		rate := float64(p.sum.Done+p.sum.Failed) / time.Since(p.start).Seconds()
-		fmt.Fprintf(p.r.env.Stderr, "\r\x1b[Kbusy %d/%d  waiting %s  done %d  failed %d  %.1f/s  last: %s %s",
+		// The status line's own control sequence goes out raw; its fields
+		// are numbers and a validated id.
+		fmt.Fprintf(p.r.rawEnv().Stderr, "\r\x1b[Kbusy %d/%d  waiting %s  done %d  failed %d  %.1f/s  last: %s %s",
 			p.busy, p.jobs, p.waitingNow(), p.sum.Done, p.sum.Failed, rate, ev.Event, ev.ID)
 	default:
 		line := fmt.Sprintf("worker %d: %s %s", ev.Worker, ev.Event, ev.ID)

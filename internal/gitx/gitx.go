@@ -77,6 +77,11 @@ type Repo struct {
 	// that talk to a remote: pickup's own executable, which relays git://
 	// connections with TCP_NODELAY (see proxy.go). "" leaves git alone.
 	Proxy string
+	// NetTimeout is the deadline of each command that talks to a remote
+	// whose context has none, and the time after which a transfer that
+	// moves no bytes is given up (default DefaultNetTimeout; see
+	// deadline.go).
+	NetTimeout time.Duration
 	// LockWait is how long to wait for another git's lock file (default
 	// DefaultLockWait); StaleLock is the age from which one is reported at
 	// once (default DefaultStaleLock).
@@ -184,6 +189,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // Summary is the gist of what git said: its error, fatal, rejection and
 // conflict lines, or its last line of output.
 func (e *Error) Summary() string {
+	if errors.Is(e.Err, ErrNetTimeout) {
+		return e.Err.Error()
+	}
 	var keep []string
 	all := strings.Split(strings.TrimSpace(e.Stderr+"\n"+e.Stdout), "\n")
 	for _, l := range all {

@@ -17,18 +17,41 @@ import (
 
 // RunIn runs git like Run, with stdin as its standard input and env added
 // to its environment (GIT_INDEX_FILE for a private index, say).
+//
+// A command that talks to a remote (fetch, push, pull, ls-remote, clone)
+// has a deadline: ctx's, or Repo.NetTimeout if ctx has none, and gives up
+// a transfer that moves no bytes for NetTimeout (see deadline.go). It runs
+// in a process group of its own, which is ended as a whole at the
+// deadline; the error then wraps ErrNetTimeout.
 func (r *Repo) RunIn(ctx context.Context, stdin []byte, env []string, args ...string) (string, error) {
+	remote := remoteCommands[subcommand(args)]
+	var bound time.Duration
+	if remote {
+		var cancel context.CancelFunc
+		ctx, cancel, bound = r.netContext(ctx)
+		defer cancel()
+	}
 	gitArgs, env := r.withProxy(args, env)
+	if remote {
+		gitArgs, env = r.withDeadline(gitArgs, env)
+	}
 	cmd := exec.CommandContext(ctx, r.git(), append([]string{"-C", r.Top}, gitArgs...)...)
 	cmd.Env = append(append(r.env(), r.Env...), env...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
+	if remote {
+		inGroup(cmd)
+	} else {
+		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+		cmd.WaitDelay = 10 * time.Second
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	if remote && ctx.Err() != nil {
+		endGroup(cmd)
+	}
 	if err == nil {
 		return stdout.String(), nil
 	}
@@ -39,6 +62,11 @@ func (r *Repo) RunIn(ctx context.Context, stdin []byte, env []string, args ...st
 	}
 	if ctx.Err() != nil {
 		e.Err = ctx.Err()
+	}
+	if remote {
+		if te := timedOut(ctx.Err(), bound, r.netTimeout(), e.Stderr); te != nil {
+			e.Err = te
+		}
 	}
 	return stdout.String(), e
 }

@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -71,7 +72,30 @@ func init() {
 	if err != nil {
 		return
 	}
-	os.Exit(relay(os.Args[1], int(port), os.Stdin, os.Stdout, os.Stderr))
+	var stall time.Duration
+	if ms, err := strconv.ParseInt(os.Getenv(StallEnv), 10, 64); err == nil && ms > 0 {
+		stall = time.Duration(ms) * time.Millisecond
+	}
+	os.Exit(relay(os.Args[1], int(port), stall, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// relayStallMark is in the line the relay writes when it gives up a
+// stalled connection (git passes its proxy's stderr on): RunIn reads it
+// as ErrNetTimeout.
+const relayStallMark = "no bytes moved for"
+
+// stampWriter notes the time of every write that moves bytes.
+type stampWriter struct {
+	w    io.Writer
+	last *atomic.Int64
+}
+
+func (s stampWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if n > 0 {
+		s.last.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // relay connects to host:port and copies in to the connection and the
@@ -82,7 +106,11 @@ func init() {
 // starts about a millisecond slower, and every pickup process pays it).
 // A host that is not an address is resolved with getent(1), which asks
 // the C library as git itself would.
-func relay(host string, port int, in io.Reader, out io.Writer, diag io.Writer) int {
+//
+// With stall > 0, a connection on which no byte moved either way for
+// stall is given up (a remote that accepted the connection and stopped
+// answering): the relay says so and exits, and git fails at once.
+func relay(host string, port int, stall time.Duration, in io.Reader, out io.Writer, diag io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(diag, "pickup (git proxy): %s:%d: %v\n", host, port, err)
 		return 1
@@ -91,20 +119,43 @@ func relay(host string, port int, in io.Reader, out io.Writer, diag io.Writer) i
 	if err != nil {
 		return fail(err)
 	}
-	conn, fd, err := dial(addr, port)
+	conn, fd, err := dial(addr, port, stall)
 	if err != nil {
 		return fail(err)
 	}
 	defer conn.Close()
+	var last atomic.Int64
+	last.Store(time.Now().UnixNano())
 	go func() {
-		_, _ = io.Copy(conn, in)
+		_, _ = io.Copy(stampWriter{conn, &last}, in)
 		// git has said all it will: let the server see the end of input.
 		_ = unix.Shutdown(fd, unix.SHUT_WR)
 	}()
-	if _, err := io.Copy(out, conn); err != nil {
-		return fail(err)
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(stampWriter{out, &last}, conn)
+		copied <- err
+	}()
+	var tick <-chan time.Time
+	if stall > 0 {
+		t := time.NewTicker(min(stall/4, time.Second))
+		defer t.Stop()
+		tick = t.C
 	}
-	return 0
+	for {
+		select {
+		case err := <-copied:
+			if err != nil {
+				return fail(err)
+			}
+			return 0
+		case now := <-tick:
+			if idle := now.Sub(time.Unix(0, last.Load())); idle >= stall {
+				fmt.Fprintf(diag, "fatal: pickup (git proxy): %s:%d: %s %s: giving up (network_timeout)\n", host, port, relayStallMark, stall)
+				return 1
+			}
+		}
+	}
 }
 
 // resolve returns host's first address.
@@ -129,8 +180,11 @@ func resolve(host string) (netip.Addr, error) {
 }
 
 // dial connects a TCP socket with TCP_NODELAY to addr:port, giving up
-// after 30 seconds.
-func dial(addr netip.Addr, port int) (*os.File, int, error) {
+// after timeout (30 seconds if 0).
+func dial(addr netip.Addr, port int, timeout time.Duration) (*os.File, int, error) {
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
 	var sa unix.Sockaddr
 	family := unix.AF_INET
 	if addr.Is4() || addr.Is4In6() {
@@ -150,13 +204,16 @@ func dial(addr netip.Addr, port int) (*os.File, int, error) {
 		return nil, -1, err
 	}
 	// A blocking connect honours the send timeout.
-	tv := unix.NsecToTimeval(int64(30 * time.Second))
+	tv := unix.NsecToTimeval(int64(timeout))
 	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 	for {
 		err = unix.Connect(fd, sa)
 		if err != unix.EINTR {
 			break
 		}
+	}
+	if err == unix.EINPROGRESS || err == unix.EAGAIN {
+		err = fmt.Errorf("%s %s while connecting", relayStallMark, timeout)
 	}
 	if err != nil {
 		unix.Close(fd)

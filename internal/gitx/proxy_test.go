@@ -67,7 +67,7 @@ func TestRelay(t *testing.T) {
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
 	var out, diag bytes.Buffer
-	if code := relay("127.0.0.1", port, strings.NewReader("0032git-upload-pack /board.git"), &out, &diag); code != 0 {
+	if code := relay("127.0.0.1", port, 0, strings.NewReader("0032git-upload-pack /board.git"), &out, &diag); code != 0 {
 		t.Fatalf("relay exit %d: %s", code, diag.String())
 	}
 	if err := <-served; err != nil {
@@ -86,7 +86,7 @@ func TestRelayRefused(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	var out, diag bytes.Buffer
-	if code := relay("127.0.0.1", port, strings.NewReader("x"), &out, &diag); code == 0 || !strings.Contains(diag.String(), "git proxy") {
+	if code := relay("127.0.0.1", port, 0, strings.NewReader("x"), &out, &diag); code == 0 || !strings.Contains(diag.String(), "git proxy") {
 		t.Fatalf("relay to a closed port: exit %d, diag %q", code, diag.String())
 	}
 }

@@ -293,6 +293,11 @@ func (s *Syncer) attempt(ctx context.Context, remote, branch string) (pushed boo
 			return false, nil, lockFailure(err)
 		}
 	}
+	// The user's branch may bring much to pull: the pull and the push
+	// together may take LongTransfers times the network deadline, while
+	// each still gives up at once a transfer that stalls that long.
+	ctx, cancel := context.WithTimeout(ctx, LongTransfers*r.netTimeout())
+	defer cancel()
 	// No directory rename detection: a clone whose claims emptied todo/
 	// would have git "move" every session the remote added to todo/ into
 	// that owner's doing/ folder (reported as a conflict).
@@ -312,6 +317,10 @@ func (s *Syncer) attempt(ctx context.Context, remote, branch string) (pushed boo
 		if errors.Is(err, ErrIndexLocked) {
 			return false, warnings, lockFailure(err)
 		}
+		var te *NetTimeoutError
+		if errors.As(err, &te) {
+			return false, warnings, permanent{fmt.Errorf("pull --rebase from %s %s failed: %w", remote, branch, te)}
+		}
 		return false, warnings, fmt.Errorf("pull --rebase from %s %s failed: %s", remote, branch, summary(err))
 	}
 	// Push needs no index: another git's index.lock does not stop it.
@@ -319,6 +328,10 @@ func (s *Syncer) attempt(ctx context.Context, remote, branch string) (pushed boo
 	if err != nil {
 		if ge, ok := err.(*Error); ok && strings.Contains(ge.Stdout+ge.Stderr, "[rejected]") {
 			return false, warnings, fmt.Errorf("push to %s %s rejected: the remote got new commits since the pull (%s)", remote, branch, summary(err))
+		}
+		var te *NetTimeoutError
+		if errors.As(err, &te) {
+			return false, warnings, permanent{fmt.Errorf("push to %s %s failed: %w", remote, branch, te)}
 		}
 		return false, warnings, fmt.Errorf("push to %s %s failed: %s", remote, branch, summary(err))
 	}

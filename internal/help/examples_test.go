@@ -41,6 +41,11 @@ func TestExamples(t *testing.T) {
 		t.Skip("-short: starts pickup a few hundred times")
 	}
 	bin := filepath.Dir(exampleBinary.Path(t, t.TempDir()))
+	// pickup board hands over to pickup-board, found beside pickup.
+	if out, err := exec.Command("go", "build", "-race=false", "-o", filepath.Join(bin, "pickup-board"),
+		"github.com/pickup-dev/pickup/internal/cmd/pickup-board").CombinedOutput(); err != nil {
+		t.Fatalf("go build pickup-board: %v\n%s", err, out)
+	}
 	docs := map[string]string{"README.md": readFile(t, "../../README.md")}
 	for _, tp := range Topics() {
 		text, _ := Text(tp.Name)

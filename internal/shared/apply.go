@@ -57,6 +57,9 @@ func (s *Board) fetchInto(ctx context.Context, ref, peers string) error {
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
 			return fmt.Errorf("%w: %s has no branch %s", ErrNoBoardBranch, s.Remote, s.Branch)
 		}
+		if de := diskFull(err, s.Repo.CommonDir); de != nil {
+			return de // not the remote's failure: no room here for what it sent
+		}
 		return s.remoteErr("fetch", err)
 	}
 	return nil

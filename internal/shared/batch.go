@@ -47,6 +47,17 @@ type outcome struct {
 	State  sessions.State `json:"state,omitempty"`
 	Owner  string         `json:"owner,omitempty"`
 	Remote string         `json:"remote,omitempty"` // the remote's failure
+	// Timeout: the remote did not answer within the network deadline
+	// (Remote says how long that was).
+	Timeout bool `json:"timeout,omitempty"`
+	// Busy: given up after Attempts refusals in a row.
+	Busy bool `json:"busy,omitempty"`
+	// Disk: the disk was full (or the quota used up) at Path.
+	Disk bool   `json:"disk,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Settled marks an outcome (a request file written over by its
+	// outcome, by a lead killed before the rename, is told apart so).
+	Settled bool `json:"settled"`
 }
 
 func (s *Board) queueDir() string { return filepath.Join(s.dir, "queue") }
@@ -65,30 +76,116 @@ func (s *Board) Publish(e sessions.Event) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(s.queueDir(), 0o755); err != nil {
-		return err
-	}
 	reqPath := filepath.Join(s.queueDir(), req.name+".req")
 	resPath := filepath.Join(s.queueDir(), req.name+".res")
-	if err := fsx.WriteNew(reqPath, data, 0o644, false); err != nil {
-		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: fmt.Errorf("shared board: queue: %w", err)}
+	err = os.MkdirAll(s.queueDir(), 0o755)
+	if err == nil {
+		err = fsx.WriteNew(reqPath, padded(data, outcomeRoom), 0o644, false)
+	}
+	if err != nil {
+		// The move has happened here: undo it, or the clone would say
+		// what the remote never heard of.
+		err = fmt.Errorf("shared board: queue: %w", err)
+		if unlock, lerr := s.lock(); lerr == nil {
+			err = s.undoLocal(ctx, e, nil, err)
+			unlock()
+		}
+		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: s.localErr(err)}
 	}
 	for {
 		unlock, err := s.lock()
+		var lw *LockWaitError
+		if errors.As(err, &lw) {
+			return s.withdraw(ctx, e, reqPath, resPath, lw)
+		}
 		if err != nil {
 			return err
 		}
-		if res, ok := readOutcome(resPath); ok {
+		res, ok := readOutcome(resPath)
+		if !ok {
+			// A lead killed between writing the outcome over the request
+			// and renaming it.
+			if res, ok = readOutcome(reqPath); ok && !res.Settled {
+				ok = false
+			}
+		}
+		if ok {
 			unlock()
+			_ = os.Remove(resPath)
+			_ = os.Remove(reqPath)
+			return s.outcomeErr(e, res)
+		}
+		wait, mine := s.lead(ctx, req.name)
+		unlock()
+		switch {
+		case mine != nil:
+			// Its outcome, as this process settled it: it stands even if
+			// the disk had no room to write it down.
+			_ = os.Remove(resPath)
+			return s.outcomeErr(e, *mine)
+		case wait > 0:
+			s.sleep(wait) // refused: let others push first, with the lock free
+		case !fileExists(reqPath) && !fileExists(resPath):
+			// Neither queued nor settled: nothing would ever answer it.
+			return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst,
+				Err: fmt.Errorf("shared board: the queued request %s vanished without an outcome (was %s emptied by hand?); run `pickup sync` to see where the remote has %s", reqPath, s.queueDir(), e.ID)}
+		}
+	}
+}
+
+// withdraw takes a request out of the queue when the clone's lock stayed
+// held for the whole wait, and undoes its local move: the agent is told
+// that nothing moved, and no later lead pushes it. If a lead settled it
+// meanwhile, that is the answer.
+func (s *Board) withdraw(ctx context.Context, e sessions.Event, reqPath, resPath string, lw *LockWaitError) error {
+	cerr := func(err error) error { return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: err} }
+	if err := os.Remove(reqPath); err != nil {
+		if res, ok := readOutcome(resPath); ok {
 			_ = os.Remove(resPath)
 			return s.outcomeErr(e, res)
 		}
-		wait := s.lead(ctx)
-		unlock()
-		if wait > 0 {
-			s.sleep(wait) // refused: let others push first, with the lock free
-		}
+		lw.Queued = true
+		return cerr(lw)
 	}
+	// Without the lock: its holder is stopped, and this only puts one
+	// session back where the remote last had it.
+	if err := s.undoLocal(ctx, e, nil, nil); err != nil {
+		return cerr(errors.Join(lw, err))
+	}
+	lw.Withdrawn = true
+	return cerr(lw)
+}
+
+// outcomeRoom is the least size of a request file. A request's outcome is
+// written over it in place (then renamed), which needs no new room on
+// the disk: a full disk never keeps a process from learning what became
+// of its transition.
+const outcomeRoom = 1024
+
+// padded is data followed by spaces up to n bytes (JSON allows them).
+func padded(data []byte, n int) []byte {
+	if len(data) >= n {
+		return data
+	}
+	out := make([]byte, n)
+	copy(out, data)
+	for i := len(data); i < n; i++ {
+		out[i] = ' '
+	}
+	return out
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// localErr is err, as a *DiskFullError if the disk was full.
+func (s *Board) localErr(err error) error {
+	if de := diskFull(err, s.dir); de != nil {
+		return de
+	}
+	return err
 }
 
 func readOutcome(path string) (outcome, bool) {
@@ -110,6 +207,12 @@ func (s *Board) outcomeErr(e sessions.Event, o outcome) error {
 		return nil
 	case o.Lost:
 		return s.lost(e, place{state: o.State, owner: o.Owner, path: o.Where}, o.Found)
+	case o.Disk:
+		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &DiskFullError{Path: o.Path, Err: errors.New(o.Remote)}}
+	case o.Busy:
+		return s.remoteErr(e.Op, fmt.Errorf("%w: %s", errBusy, o.Remote))
+	case o.Timeout:
+		return s.remoteErr(e.Op, &timeoutText{o.Remote})
 	default:
 		return s.remoteErr(e.Op, errors.New(o.Remote))
 	}
@@ -132,8 +235,8 @@ func (s *Board) queued() []request {
 			continue
 		}
 		var r request
-		if json.Unmarshal(data, &r) != nil {
-			continue
+		if json.Unmarshal(data, &r) != nil || r.Event.ID == "" {
+			continue // (an outcome written over its request, not yet renamed)
 		}
 		r.name = name
 		r.Event.Src, r.Event.Dst = r.AbsSrc, r.AbsDst
@@ -143,29 +246,92 @@ func (s *Board) queued() []request {
 	return out
 }
 
-// settle writes a request's outcome and removes the request.
+// settle writes a request's outcome and removes the request: over the
+// request file, in place (it has outcomeRoom bytes), then renamed, so that
+// it needs no room on a full disk.
 func (s *Board) settle(r request, o outcome) {
+	o.Settled = true
+	if len(o.Remote) > outcomeRoom/2 {
+		o.Remote = o.Remote[:outcomeRoom/2] + "…"
+	}
 	data, _ := json.Marshal(o)
+	req := filepath.Join(s.queueDir(), r.name+".req")
 	res := filepath.Join(s.queueDir(), r.name+".res")
+	if writeOver(req, data) == nil && os.Rename(req, res) == nil {
+		return
+	}
 	tmp := res + ".tmp"
 	if os.WriteFile(tmp, data, 0o644) == nil {
 		_ = os.Rename(tmp, res)
 	}
-	_ = os.Remove(filepath.Join(s.queueDir(), r.name+".req"))
+	_ = os.Remove(req)
+}
+
+// writeOver writes data over the start of the file at path, padded with
+// spaces to its whole size: the file's blocks are reused, none added.
+func writeOver(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) > info.Size() {
+		return fmt.Errorf("%s: %d bytes, no room for an outcome of %d", path, info.Size(), len(data))
+	}
+	_, err = f.WriteAt(padded(data, int(info.Size())), 0)
+	return err
 }
 
 // lead pushes every queued request, with the clone's lock held. It
 // returns how long to pause before trying again when the remote refused
-// the push because someone pushed first (0: every request is settled).
-func (s *Board) lead(ctx context.Context) time.Duration {
+// the push because someone pushed first (0: every request is settled),
+// and the outcome of the request named mine if it settled it.
+func (s *Board) lead(ctx context.Context, mine string) (time.Duration, *outcome) {
+	var own *outcome
+	settle := func(r request, o outcome) {
+		s.settle(r, o)
+		if r.name == mine {
+			own = &o
+		}
+	}
+	wait := s.leadAll(ctx, settle)
+	return wait, own
+}
+
+// leadAll is lead, settling each request with settle.
+func (s *Board) leadAll(ctx context.Context, settle func(request, outcome)) time.Duration {
 	reqs := s.queued()
 	if len(reqs) == 0 {
 		return 0
 	}
+	// The lead's round trips share one deadline, so that the clone's lock
+	// is never held past it by a remote that stopped answering.
+	netCtx, cancel := context.WithTimeout(ctx, s.Repo.NetTimeoutOf())
+	defer cancel()
 	fail := func(err error) time.Duration {
+		var re *RemoteError
+		if errors.As(err, &re) {
+			err = re.Err // the request's own error names the remote once
+		}
+		o := outcome{Remote: summary(err)}
+		if de := diskFull(err, s.dir); de != nil {
+			o = outcome{Disk: true, Path: de.Path, Remote: de.Err.Error()}
+		} else if errors.Is(err, errBusy) {
+			o.Busy = true
+		} else if isNetTimeout(err) {
+			// The remote stopped answering: the requests queued since
+			// this push began would only wait for the lock to meet the
+			// same silence. They are answered now, within the deadline.
+			o.Timeout = true
+			reqs = s.queued()
+		}
 		for _, r := range reqs {
 			_ = s.undoLocal(ctx, r.Event, nil, nil)
-			s.settle(r, outcome{Remote: summary(err)})
+			settle(r, o)
 		}
 		return 0
 	}
@@ -176,7 +342,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		// The last push of this clone was refused, and the remote's tip
 		// has likely moved again during the pause since: fetch it now,
 		// right before the push, not before the pause.
-		if refs, err = s.fetch(ctx); err == nil {
+		if refs, err = s.fetch(netCtx); err == nil {
 			s.seePeers(refs)
 		}
 	} else {
@@ -208,7 +374,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 		cur, found := t.find(r.Event.ID)
 		if (r.Src != "" && (!found || cur.path != r.Src)) || (r.Src == "" && found) {
 			_ = s.undoLocal(ctx, r.Event, t, nil)
-			s.settle(r, outcome{Lost: true, Found: found, Where: cur.path, State: cur.state, Owner: cur.owner})
+			settle(r, outcome{Lost: true, Found: found, Where: cur.path, State: cur.state, Owner: cur.owner})
 			s.statLine("lost\n")
 			continue
 		}
@@ -222,7 +388,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 			}
 			if err != nil {
 				_ = s.undoLocal(ctx, r.Event, t, nil)
-				s.settle(r, outcome{Remote: fmt.Sprintf("read %s: %v", r.Event.Dst, err)})
+				settle(r, outcome{Remote: fmt.Sprintf("read %s: %v", r.Event.Dst, err)})
 				continue
 			}
 			m.content = data
@@ -244,12 +410,19 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	if err != nil {
 		return fail(err)
 	}
-	_, err = s.Repo.Run(ctx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
+	for _, r := range reqs {
+		if !fileExists(filepath.Join(s.queueDir(), r.name+".req")) {
+			// Withdrawn by its process (see withdraw) since the queue was
+			// read: build the batch again without it.
+			return s.backoff(1)
+		}
+	}
+	_, err = s.Repo.Run(netCtx, "push", "--quiet", "--no-verify", s.Remote, commit+":refs/heads/"+s.Branch)
 	if err == nil {
 		_, _ = s.Repo.RunIn(ctx, []byte("update "+refBoard+" "+commit+"\nupdate "+refFetched+" "+commit+"\n"), nil, "update-ref", "--stdin")
 		_ = s.place(sessions.EventLogFile, logContent, true)
 		for _, r := range reqs {
-			s.settle(r, outcome{OK: true})
+			settle(r, outcome{OK: true})
 		}
 		s.stats(len(reqs), true)
 		return 0
@@ -264,7 +437,7 @@ func (s *Board) lead(ctx context.Context) time.Duration {
 	n := s.refusals(1)
 	if n > s.attempts() {
 		s.refusals(-n)
-		return fail(fmt.Errorf("the remote refused %d pushes in a row because others pushed first (last: %s)", n, summary(err)))
+		return fail(&busyError{n: n, last: summary(err)})
 	}
 	return s.backoff(n)
 }

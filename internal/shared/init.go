@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -23,6 +24,10 @@ func (s *Board) Join(ctx context.Context) (n int, created bool, err error) {
 		return 0, false, err
 	}
 	defer unlock()
+	// The first fetch may bring a whole board: it may take longer than one
+	// network deadline while its bytes keep moving.
+	ctx, cancel := context.WithTimeout(ctx, gitx.LongTransfers*s.Repo.NetTimeoutOf())
+	defer cancel()
 	for attempt := 1; attempt <= 10; attempt++ {
 		refs, err := s.fetch(ctx)
 		var tip string

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -87,6 +89,9 @@ func (s *Board) undoLocal(ctx context.Context, e sessions.Event, t tree, err err
 	case cur.path == dst:
 		// Already where the remote has it.
 	default:
+		if s.moveBack(e.Dst, cur.path, t[cur.path].sha) {
+			break
+		}
 		blobs, berr := s.Repo.CatBlobs(ctx, t[cur.path].sha)
 		if berr == nil {
 			berr = s.place(cur.path, blobs[t[cur.path].sha], true)
@@ -99,6 +104,28 @@ func (s *Board) undoLocal(ctx context.Context, e sessions.Event, t tree, err err
 		}
 	}
 	return err
+}
+
+// moveBack renames the session file at dst (absolute) back to rel, where
+// the remote has it, if its content is the remote's (blob sha) and
+// nothing is at rel: a claim, a done or a release only renames, and a
+// rename needs no room on a full disk, where writing a copy would fail.
+func (s *Board) moveBack(dst, rel, sha string) bool {
+	if dst == "" {
+		return false
+	}
+	data, err := fsx.ReadRegular(dst)
+	if err != nil || gitx.HashObject("blob", data) != sha {
+		return false
+	}
+	if filepath.ToSlash(filepath.Dir(rel)) == string(sessions.Todo) {
+		defer s.B.MarkChanged(sessions.Todo) // (see place)
+	}
+	if s.B.CheckDir(filepath.ToSlash(filepath.Dir(rel))) != nil {
+		return false
+	}
+	_ = os.MkdirAll(filepath.Dir(s.abs(rel)), 0o755)
+	return fsx.RenameNoReplace(dst, s.abs(rel)) == nil
 }
 
 // identity signs pickup's commits, so that a clone without user.name and

@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
@@ -83,8 +84,47 @@ func (e *RemoteError) Unwrap() error { return ErrRemote }
 
 // Hint says what to do.
 func (e *RemoteError) Hint() string {
+	if errors.Is(e.Err, errBusy) {
+		return "nothing was moved on this board; other clones kept pushing first (a very busy board, or a clone whose pushes loop): run the command again in a moment"
+	}
+	if errors.Is(e.Err, gitx.ErrNetTimeout) {
+		return fmt.Sprintf("the remote stopped answering (a dead VPN, a hung proxy or server?) and pickup gave up at its network deadline; this clone's board is left as the remote had it when last heard from; check that `git fetch %s` answers from this clone, then run the command again (network_timeout: in config.yaml, or $PICKUP_NETWORK_TIMEOUT, sets the deadline)",
+			e.Remote)
+	}
 	return fmt.Sprintf("nothing was moved on this board; check that `git fetch %s` and `git push %s %s` work from this clone (network, credentials, write access; the branch %s must not be protected nor guarded by a hook that refuses pickup's commits), then run the command again",
 		e.Remote, e.Remote, e.Branch, e.Branch)
+}
+
+// errBusy: the remote refused a transition's pushes Attempts times in a
+// row because other clones pushed first.
+var errBusy = errors.New("the board branch kept moving")
+
+// busyError is the refusal loop's bound reached.
+type busyError struct {
+	n    int
+	last string
+}
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("gave up after the remote refused %d pushes in a row because other clones pushed first (last: %s)", e.n, e.last)
+}
+
+func (e *busyError) Unwrap() error { return errBusy }
+
+// timeoutText is a network timeout that another process of the clone met
+// (read back from the queue): its text, and ErrNetTimeout.
+type timeoutText struct{ text string }
+
+func (e *timeoutText) Error() string { return e.text }
+func (e *timeoutText) Unwrap() error { return gitx.ErrNetTimeout }
+
+// isNetTimeout reports whether err is a remote that stopped answering.
+func isNetTimeout(err error) bool {
+	var re *RemoteError
+	if errors.As(err, &re) {
+		err = re.Err
+	}
+	return errors.Is(err, gitx.ErrNetTimeout)
 }
 
 func summary(err error) string {
@@ -103,6 +143,8 @@ type Board struct {
 	Branch string
 	// Attempts bounds the pushes of one transition (DefaultAttempts).
 	Attempts int
+	// LockWait bounds a wait for the clone's lock (0: see lockWait).
+	LockWait time.Duration
 	// Sleep and Rand are for the backoff between refused pushes (tests
 	// replace them).
 	Sleep func(time.Duration)
@@ -168,18 +210,38 @@ func (s *Board) idSuffix() (string, error) {
 
 // lock takes the clone's lock: the pickup processes of one clone fetch,
 // apply and push one at a time, so that the board directory and the refs
-// under refs/pickup/ change in step.
+// under refs/pickup/ change in step. It waits at most lockWait: every
+// holder's round trips end within the network deadline, so a longer
+// wait means a holder that is stopped (^Z, SIGSTOP, a debugger) or stuck
+// outside pickup's control; the error says which file and for how long.
 func (s *Board) lock() (func(), error) {
 	s.mu.Lock()
-	fd, err := unix.Open(filepath.Join(s.dir, "lock"), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	path := filepath.Join(s.dir, "lock")
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("shared board: lock: %w", err)
 	}
-	for {
-		err = unix.Flock(fd, unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
+	// Try at once: the common case costs no goroutine.
+	err = flockEINTR(fd, unix.LOCK_EX|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		// A blocking flock wakes the moment the holder lets go (polling
+		// would add its pause to every hand-over); it runs aside so that
+		// the wait can be given up.
+		got := make(chan error, 1)
+		go func() { got <- flockEINTR(fd, unix.LOCK_EX) }()
+		wait := s.lockWait()
+		t := time.NewTimer(wait)
+		select {
+		case err = <-got:
+			t.Stop()
+		case <-t.C:
+			go func() {
+				<-got
+				unix.Close(fd) // got it after all: let it go at once
+			}()
+			s.mu.Unlock()
+			return nil, &LockWaitError{Path: path, Waited: wait}
 		}
 	}
 	if err != nil {
@@ -191,6 +253,52 @@ func (s *Board) lock() (func(), error) {
 		unix.Close(fd) // releases the flock
 		s.mu.Unlock()
 	}, nil
+}
+
+func flockEINTR(fd, how int) error {
+	for {
+		if err := unix.Flock(fd, how); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// lockWait bounds a wait for the clone's lock: four network deadlines (a
+// lead's round trips share one, its local work takes far less, and a
+// waiter may come after a lead or two).
+func (s *Board) lockWait() time.Duration {
+	if s.LockWait > 0 {
+		return s.LockWait
+	}
+	return 4 * s.Repo.NetTimeoutOf()
+}
+
+// LockWaitError: the clone's lock stayed held for the whole wait. It
+// matches claim.ErrLockTimeout (exit 5).
+type LockWaitError struct {
+	Path   string
+	Waited time.Duration
+	// Withdrawn: the transition had been undone here and taken out of the
+	// queue (nothing moved); Queued: it could not be, and stays queued.
+	Withdrawn, Queued bool
+}
+
+func (e *LockWaitError) Error() string {
+	msg := fmt.Sprintf("shared board: another pickup process of this clone held %s for the whole %s wait", e.Path, e.Waited.Round(time.Second))
+	switch {
+	case e.Withdrawn:
+		msg += "; the transition was undone and taken out of the queue: nothing moved"
+	case e.Queued:
+		msg += "; the transition stays queued: the next pickup command of this clone pushes it or undoes it"
+	}
+	return msg
+}
+
+func (e *LockWaitError) Unwrap() error { return claim.ErrLockTimeout }
+
+// Hint says what to do.
+func (e *LockWaitError) Hint() string {
+	return fmt.Sprintf("every pickup process gives the lock up within its network deadline, so its holder is probably stopped (^Z, SIGSTOP, a debugger): look for it with `fuser -v %s` or `ps`, let it continue or end it, then run the command again; do not delete the lock file", e.Path)
 }
 
 func (s *Board) remoteErr(op string, err error) error {
