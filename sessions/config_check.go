@@ -159,6 +159,13 @@ func applySetting(c *Config, name string, v any) string {
 		c.MaxAttempts = n
 	case "shared", "shared_branch":
 		str, ok := v.(string)
+		if name == "shared" && ok && isDatabaseURL(str) {
+			if hasPassword(str) {
+				return "shared: the database URL holds a password, which must not be in config.yaml (it is committed): remove it, and give it in ~/.pgpass or $PGPASSWORD"
+			}
+			c.Shared = str
+			break
+		}
 		if !ok || str == "" || strings.ContainsAny(str, " \t:~^?*[\\") || strings.HasPrefix(str, "-") {
 			return fmt.Sprintf("%s: %s is not a git remote or branch name: write %s: origin (pickup init --shared sets it)", name, describeValue(v), name)
 		}
@@ -451,4 +458,26 @@ func yamlReason(err error) string {
 		}
 	}
 	return msg
+}
+
+// isDatabaseURL reports whether a shared: value names a PostgreSQL
+// database (a libpq URL) rather than a git remote.
+func isDatabaseURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// hasPassword reports whether a database URL holds a password (user:pw@
+// or a password= parameter).
+func hasPassword(s string) bool {
+	rest := s[strings.Index(s, "://")+3:]
+	if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 && strings.Contains(rest[:at], ":") {
+		return true
+	}
+	_, query, _ := strings.Cut(rest, "?")
+	for _, kv := range strings.Split(query, "&") {
+		if strings.HasPrefix(kv, "password=") {
+			return true
+		}
+	}
+	return false
 }

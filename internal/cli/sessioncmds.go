@@ -146,7 +146,7 @@ func (r *run) listCommand() *ucli.Command {
 				}
 				states = append(states, st)
 			}
-			b, err := r.board()
+			b, err := r.viewBoard()
 			if err != nil {
 				return err
 			}
@@ -287,7 +287,7 @@ func (r *run) showCommand() *ucli.Command {
 			if err := sessions.ValidateID(id); err != nil {
 				return err
 			}
-			b, err := r.board()
+			b, err := r.viewBoard()
 			if err != nil {
 				return err
 			}
