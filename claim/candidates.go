@@ -33,6 +33,9 @@ func (q *Queue) candidates(l *listings) (list *ordered, blocked, excluded int, e
 	}
 	l.fromLineup = false
 	ready := q.depsDone()
+	skip := func(id string) bool {
+		return l.conflicts[id] || (q.opts.Skip != nil && q.opts.Skip(id))
+	}
 	b := q.c.Board
 	f := q.opts.Filter
 	switch {
@@ -45,7 +48,7 @@ func (q *Queue) candidates(l *listings) (list *ordered, blocked, excluded int, e
 		if !l.fresh {
 			l.fresh = true
 			if first, ok := b.PeekFresh(sessions.Todo, peekSize, f); ok {
-				if list, blocked := filterReady(first, l.conflicts, ready); len(list) > 0 {
+				if list, blocked := filterReady(first, skip, ready); len(list) > 0 {
 					l.fromLineup = true
 					return newOrdered(list), blocked, 0, nil
 				}
@@ -53,7 +56,7 @@ func (q *Queue) candidates(l *listings) (list *ordered, blocked, excluded int, e
 		}
 		first, more, excluded, ok := b.PeekMatching(sessions.Todo, peekSize, f)
 		if ok {
-			list, blocked := filterReady(first, l.conflicts, ready)
+			list, blocked := filterReady(first, skip, ready)
 			if len(list) > 0 || more == 0 {
 				return newOrdered(list), blocked, excluded, nil
 			}
@@ -67,7 +70,7 @@ func (q *Queue) candidates(l *listings) (list *ordered, blocked, excluded int, e
 				switch {
 				case !match(i):
 					excl = append(excl, int32(i))
-				case len(l.conflicts) > 0 && l.conflicts[lineup.ID(i)]:
+				case (len(l.conflicts) > 0 || q.opts.Skip != nil) && skip(lineup.ID(i)):
 				case !ready(lineup.DependsOn(i)):
 					blocked++
 				default:
@@ -95,7 +98,7 @@ func (q *Queue) candidates(l *listings) (list *ordered, blocked, excluded int, e
 		}
 		all = kept
 	}
-	all, blocked = filterReady(all, l.conflicts, ready)
+	all, blocked = filterReady(all, skip, ready)
 	o := newOrdered(all)
 	o.vexcl = excl
 	return o, blocked, len(excl), nil
@@ -130,12 +133,12 @@ func (q *Queue) depsDone() func(dependsOn []string) bool {
 // filterReady keeps, in place, the sessions that skip does not name and
 // whose dependencies are done, and counts those left waiting on
 // dependencies.
-func filterReady(list []sessions.Session, skip map[string]bool, ready func(dependsOn []string) bool) ([]sessions.Session, int) {
+func filterReady(list []sessions.Session, skip func(id string) bool, ready func(dependsOn []string) bool) ([]sessions.Session, int) {
 	out := list[:0]
 	blocked := 0
 	for _, s := range list {
 		switch {
-		case skip[s.ID]:
+		case skip(s.ID):
 		case !ready(s.DependsOn):
 			blocked++
 		default:

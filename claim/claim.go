@@ -462,3 +462,17 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// HandOver moves session id, which this owner holds, to owner to in one
+// no-replace rename (doing/<owner>/ to doing/<to>/): the session is never
+// in todo/ on the way, so no other claimer can take it meanwhile. For one
+// agent that goes on under a new name (Claude Code's /clear).
+func (c *Client) HandOver(id, to string) (sessions.Session, error) {
+	if err := sessions.ValidateOwner(to); err != nil {
+		return sessions.Session{}, &Error{Op: "hand over", ID: id, Err: err}
+	}
+	if err := c.Board.CheckDir(string(sessions.Doing) + "/" + to); err != nil {
+		return sessions.Session{}, &Error{Op: "hand over", ID: id, Err: err}
+	}
+	return c.transition("hand over", id, sessions.Doing, c.Owner, sessions.Doing, to)
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -28,6 +29,12 @@ type NextOptions struct {
 	// queue that finds nothing says how many sessions the filter excluded
 	// (see FilterError).
 	Filter sessions.TagFilter
+	// Skip, if set, leaves out the sessions it names, as if they were not
+	// in todo/ (a pool's sessions that its own runs gave back).
+	Skip func(id string) bool
+	// Proc is how Wait watches other owners' processes for their exit;
+	// its zero value is the real system.
+	Proc proc.Env
 }
 
 // Queue claims the best available sessions for one owner, one per call to

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -108,10 +109,18 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 			}
 		}
 		timer.Reset(rescan)
+		// The owners holding sessions whose processes run here: the
+		// moment one exits, its sessions may be reaped and claimed, not
+		// at the next rescan.
+		exits := q.ownerExits()
 	sleep:
 		for {
 			select {
+			case <-exits.C:
+				q.Invalidate()
+				break sleep
 			case <-ctx.Done():
+				exits.Close()
 				if errors.Is(ctx.Err(), context.Canceled) {
 					// Interrupted, not timed out: say so (pickup exits 130).
 					err = &Error{Op: "next", Err: fmt.Errorf("%w: %w", ErrNothingAvailable, context.Canceled)}
@@ -121,6 +130,7 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 				break sleep
 			case ev, ok := <-w.Events():
 				if !ok {
+					exits.Close()
 					return sessions.Session{}, &Error{Op: "next", Err: errors.New("watcher closed")}
 				}
 				if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Write) {
@@ -135,7 +145,35 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 				break sleep
 			}
 		}
+		exits.Close()
 	}
+}
+
+// ownerExits watches the processes of the other owners that hold
+// sessions (doing/<owner>/), as their leases name them; only processes of
+// this machine and pid namespace can be watched (proc.Env.WatchExits). A
+// process exiting proves nothing by itself: the listing it triggers reaps
+// an owner only once every process of its lease is provably gone.
+func (q *Queue) ownerExits() *proc.ExitWatch {
+	b := q.c.Board
+	owners, err := b.Owners()
+	if err != nil || len(owners) == 0 {
+		return &proc.ExitWatch{}
+	}
+	leases := &Leases{Board: b, Proc: q.opts.Proc}
+	var ps []proc.Process
+	for _, o := range owners {
+		if o == q.c.Owner {
+			continue
+		}
+		if l, err := leases.Get(o); err == nil {
+			ps = append(ps, l.Holders...)
+		}
+	}
+	if len(ps) == 0 {
+		return &proc.ExitWatch{}
+	}
+	return q.opts.Proc.WatchExits(ps)
 }
 
 func baseName(p string) string {

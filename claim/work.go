@@ -54,7 +54,10 @@ type Pool struct {
 	// Filter, if not empty, limits the pool to the sessions it matches
 	// (see NextOptions.Filter): every claim of every worker, and waiting.
 	Filter sessions.TagFilter
-	// Run works on one session. ctx is cancelled when the pool is told to
+	// Run works on one session. It may finish or release the session
+	// itself (as the pool's owner): the pool then reports that (done,
+	// released) and leaves the session where Run put it, whatever Run
+	// returns; a session Run released is not claimed again by this pool. ctx is cancelled when the pool is told to
 	// stop; the session then goes back to todo/ uncounted. An error that
 	// wraps ErrNotStarted says the work could not even start: the session
 	// goes back uncounted too, and the pool stops (see ErrNotStarted).
@@ -65,6 +68,8 @@ type Pool struct {
 
 	// queue is Serve's, for Waiting.
 	queue atomic.Pointer[Queue]
+	// gaveBack, set by Serve, records a session that a run released.
+	gaveBack func(id string)
 }
 
 // Serve runs the pool until nothing is left (or, with Wait, until stop is
@@ -104,7 +109,24 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 	}
 	// One queue for all workers: they list todo/ once between them, and
 	// no two of them try the same candidate.
-	q := p.Client.NewQueue(NextOptions{Snapshot: time.Second, Filter: p.Filter})
+	// A session that a run released itself is not claimed again by this
+	// pool: the command gave it back (not its work, or not now), and
+	// taking it again would run it again and again.
+	var (
+		gaveMu sync.Mutex
+		gave   = map[string]bool{}
+	)
+	skip := func(id string) bool {
+		gaveMu.Lock()
+		defer gaveMu.Unlock()
+		return gave[id]
+	}
+	p.gaveBack = func(id string) {
+		gaveMu.Lock()
+		gave[id] = true
+		gaveMu.Unlock()
+	}
+	q := p.Client.NewQueue(NextOptions{Snapshot: time.Second, Filter: p.Filter, Skip: skip})
 	p.queue.Store(q)
 	h := newHalting(stop)
 	defer h.cancel()
@@ -211,6 +233,28 @@ func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit fu
 			}
 			emit(WorkEvent{Event: "released", ID: s.ID, Worker: w, Error: runErr.Error()}, func(x *WorkSummary) { x.Released++ })
 			return nil
+		}
+		// The command may have finished or released its session itself:
+		// that is its outcome, whatever its exit status, and the session
+		// stays where the command put it.
+		if ev, settled, err := c.settledByRun(s.ID); settled {
+			e := WorkEvent{Event: ev, ID: s.ID, Worker: w, Attempt: s.Attempts + 1}
+			count := func(x *WorkSummary) { x.Lost++ }
+			switch ev {
+			case "done":
+				count = func(x *WorkSummary) { x.Done++ }
+			case "released":
+				count = func(x *WorkSummary) { x.Released++ }
+				p.gaveBack(s.ID)
+			}
+			if err != nil {
+				e.Error = err.Error()
+			}
+			emit(e, count)
+			if stop.Err() != nil {
+				return nil
+			}
+			continue
 		}
 		if stop.Err() != nil {
 			if _, err := c.Release(s.ID); err != nil {

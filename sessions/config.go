@@ -25,6 +25,10 @@ type Config struct {
 	// KeepOnSessionEnd keeps an agent's claims when its Claude Code
 	// session ends instead of releasing them (default false).
 	KeepOnSessionEnd bool
+	// AutoNext makes pickup's Stop hook feed an interactive Claude Code
+	// session that stops holding nothing the next session by priority
+	// (default false; one session opts in or out with $PICKUP_AUTO_NEXT).
+	AutoNext bool
 	// MaxAttempts is how many times a session may fail under pickup work
 	// or be reaped from a dead owner before it is set aside in failed/
 	// (0: the default, 3; a negative value: never).

@@ -54,7 +54,7 @@ func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 // settingNames are the settings config.yaml may hold, in the order the
 // documentation gives them.
 func settingNames() []string {
-	return []string{"stale", "commit", "keep_on_session_end", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age", "network_timeout"}
+	return []string{"stale", "commit", "keep_on_session_end", "auto_next", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age", "network_timeout"}
 }
 
 // ConfigLine returns the line of config.yaml that sets name, or 0 if none
@@ -145,6 +145,12 @@ func applySetting(c *Config, name string, v any) string {
 			return fmt.Sprintf("keep_on_session_end: %s is neither true nor false: write keep_on_session_end: true (a Claude Code session that ends keeps its claims) or keep_on_session_end: false", describeValue(v))
 		}
 		c.KeepOnSessionEnd = b
+	case "auto_next":
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Sprintf("auto_next: %s is neither true nor false: write auto_next: true (a Claude Code session that stops holding nothing is given the next session) or auto_next: false", describeValue(v))
+		}
+		c.AutoNext = b
 	case "max_attempts":
 		n, ok := v.(int)
 		if !ok {
@@ -153,6 +159,13 @@ func applySetting(c *Config, name string, v any) string {
 		c.MaxAttempts = n
 	case "shared", "shared_branch":
 		str, ok := v.(string)
+		if name == "shared" && ok && isDatabaseURL(str) {
+			if hasPassword(str) {
+				return "shared: the database URL holds a password, which must not be in config.yaml (it is committed): remove it, and give it in ~/.pgpass or $PGPASSWORD"
+			}
+			c.Shared = str
+			break
+		}
 		if !ok || str == "" || strings.ContainsAny(str, " \t:~^?*[\\") || strings.HasPrefix(str, "-") {
 			return fmt.Sprintf("%s: %s is not a git remote or branch name: write %s: origin (pickup init --shared sets it)", name, describeValue(v), name)
 		}
@@ -448,4 +461,26 @@ func yamlReason(err error) string {
 		}
 	}
 	return msg
+}
+
+// isDatabaseURL reports whether a shared: value names a PostgreSQL
+// database (a libpq URL) rather than a git remote.
+func isDatabaseURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// hasPassword reports whether a database URL holds a password (user:pw@
+// or a password= parameter).
+func hasPassword(s string) bool {
+	rest := s[strings.Index(s, "://")+3:]
+	if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 && strings.Contains(rest[:at], ":") {
+		return true
+	}
+	_, query, _ := strings.Cut(rest, "?")
+	for _, kv := range strings.Split(query, "&") {
+		if strings.HasPrefix(kv, "password=") {
+			return true
+		}
+	}
+	return false
 }

@@ -63,6 +63,7 @@ var measurements = []measurement{
 	{"script-drain", scriptDrain},
 	{"kill-recover", killRecover},
 	{"shared", sharedBoard},
+	{"postgres", postgresBoard},
 	{"next-10k", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, false, 4) }},
 	{"next-10k-nosync", func(e *env) (Row, error) { return nextProcess(e, e.nextBig, true, 4) }},
 	{"next-100", func(e *env) (Row, error) { return nextProcess(e, e.nextSmall, false, 2) }},

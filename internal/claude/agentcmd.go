@@ -20,44 +20,65 @@ var AgentCommands = []string{"next", "claim", "done", "release", "show", "list",
 // owner's name or process (--owner, --pid), or forcing (--force).
 var refusedFlags = []string{"owner", "pid", "force", "fix"}
 
+// agentCmd is one simple invocation of an agent's pickup subcommand.
+type agentCmd struct {
+	name string   // "next", "lock acquire", ...
+	dirs []string // the values of --dir, wherever given
+	args []string // the words after the subcommand that are not flags or their values
+}
+
+// newValueFlags are the flags of `pickup new` that take the next word as
+// their value (when not written --flag=value).
+var newValueFlags = []string{"title", "t", "priority", "p", "tag", "depends-on"}
+
 // agentCommand reports whether a Bash command is one simple invocation of
-// an agent's pickup subcommand, and why. Anything else is not judged: a
-// command with a shell operator, substitution, redirection, variable,
-// glob or escape in it (`pickup next && rm x`, `pickup new - <<EOF`) could
-// run more than pickup, so Claude Code's own rules decide it.
-func agentCommand(command string) (bool, string) {
+// an agent's pickup subcommand, and parses it. Anything else is not
+// judged: a command with a shell operator, substitution, redirection,
+// variable, glob or escape in it (`pickup next && rm x`, `pickup new - <<EOF`)
+// could run more than pickup, so Claude Code's own rules decide it. Where
+// it reads and writes (--dir, the FILE of new) the caller checks.
+func agentCommand(command string) (agentCmd, bool) {
 	words, ok := shellWords(command)
 	if !ok || len(words) < 2 || words[0] != "pickup" {
-		return false, ""
+		return agentCmd{}, false
 	}
+	var c agentCmd
 	var sub []string
 	for i := 1; i < len(words); i++ {
 		w := words[i]
-		if name, isFlag := flagName(w); isFlag {
+		if name, isFlag := flagName(w); isFlag && w != "-" {
 			if slices.Contains(refusedFlags, name) {
-				return false, ""
+				return agentCmd{}, false
 			}
-			// Global flags before the subcommand: --dir takes a value.
-			if len(sub) == 0 && name == "dir" && !strings.Contains(w, "=") {
+			_, value, hasValue := strings.Cut(w, "=")
+			switch {
+			case name == "dir" && hasValue:
+				c.dirs = append(c.dirs, value)
+			case name == "dir":
+				if i+1 >= len(words) {
+					return agentCmd{}, false
+				}
 				i++
+				c.dirs = append(c.dirs, words[i])
+			case !hasValue && len(sub) > 0 && sub[0] == "new" && slices.Contains(newValueFlags, name):
+				i++ // its value, not a FILE
 			}
 			continue
 		}
-		if len(sub) < 2 {
+		if len(sub) < 1 || (sub[0] == "lock" && len(sub) < 2) {
 			sub = append(sub, w)
+			continue
 		}
+		c.args = append(c.args, w)
 	}
 	if len(sub) == 0 {
-		return false, ""
+		return agentCmd{}, false
 	}
-	name := sub[0]
-	if name == "lock" && len(sub) > 1 {
-		name += " " + sub[1]
+	c.name = strings.Join(sub, " ")
+	if !slices.Contains(AgentCommands, c.name) {
+		return agentCmd{}, false
 	}
-	if !slices.Contains(AgentCommands, name) {
-		return false, ""
-	}
-	return true, "`pickup " + name + "` is one of the commands pickup's agents run (allowed by pickup's PreToolUse hook)"
+	return c, true
 }
 
 // flagName returns the name of a flag word (-x, --name, --name=value).

@@ -84,7 +84,16 @@ func (f *fixture) hooks() *Hooks {
 		Getenv: func(k string) string { return f.env[k] },
 		Now:    func() time.Time { return f.now },
 		Proc:   proc.Env{Hostname: os.Hostname},
+		RepoTop: func(cwd string) string {
+			if cwd == "" {
+				cwd = f.repo
+			}
+			return repoTop(cwd)
+		},
 		BoardDir: func(cwd string) (string, error) {
+			if d := f.env["PICKUP_DIR"]; d != "" {
+				return d, nil
+			}
 			if cwd == "" {
 				cwd = f.repo
 			}

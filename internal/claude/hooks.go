@@ -29,14 +29,14 @@ const BeatEvery = time.Minute
 const maxHookInput = 1 << 20
 
 // Events are the hook events pickup handles, as `pickup hook` names them.
-var Events = []string{"session-start", "pre-tool-use", "post-tool-use", "session-end"}
+var Events = []string{"session-start", "pre-tool-use", "post-tool-use", "stop", "session-end"}
 
 // Protocol is the version of what `pickup hook` understands: 1 the first
 // three events; 2 adds pre-tool-use and --need. The plugin's SessionStart
 // runs `pickup hook --need N session-start`: a pickup older than 2 fails
 // on the flag, and the hook's shell line tells the user to upgrade; a
-// pickup older than N says so itself.
-const Protocol = 3
+// pickup older than N says so itself. 4 adds stop (auto_next).
+const Protocol = 4
 
 // InstallWays and UpgradeWays name the three ways to install pickup (npm,
 // go install, a release archive: scripts/release builds the last two's
@@ -69,6 +69,10 @@ type Hooks struct {
 	// Getwd is the process's working directory, for a tool input's
 	// relative path when the input has no cwd; nil: none.
 	Getwd func() (string, error)
+	// RepoTop returns the top of the repository (its main work tree) that
+	// a working directory belongs to, else the directory itself; nil: not
+	// known, and the PreToolUse hook approves no pickup command.
+	RepoTop func(cwd string) string
 	// BoardDir returns the board for a working directory ("" for the
 	// process's own).
 	BoardDir func(cwd string) (string, error)
@@ -144,8 +148,11 @@ func (h *Hooks) Run(event string, stdin io.Reader) error {
 			"Tell the user: upgrade it the way it was installed (%s), then start a new session.\n", h.Version, h.Need, Protocol, UpgradeWays)
 		return nil
 	}
-	if event == "pre-tool-use" {
+	switch event {
+	case "pre-tool-use":
 		return h.preToolUse(stdin)
+	case "stop":
+		return h.stop(stdin)
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, maxHookInput))
 	// Drain the rest, so that Claude Code never writes into a closed pipe.
@@ -183,9 +190,17 @@ func (h *Hooks) Run(event string, stdin io.Reader) error {
 	case "post-tool-use":
 		return h.postToolUse(dir, owner)
 	case "session-start":
-		return h.sessionStart(dir, owner)
+		var src struct {
+			Source string `json:"source"`
+		}
+		_ = json.Unmarshal(data, &src) // small: read whole for its source
+		return h.sessionStart(dir, owner, src.Source)
 	default:
-		return h.sessionEnd(dir, owner)
+		var end struct {
+			Reason string `json:"reason"`
+		}
+		_ = json.Unmarshal(data, &end)
+		return h.sessionEnd(dir, owner, end.Reason)
 	}
 }
 

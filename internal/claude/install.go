@@ -141,6 +141,13 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 			changes = append(changes, plan.change)
 		}
 	}
+	ch, err := ignoreLocalSettings(top, uninstall, sync)
+	if err != nil {
+		return changes, err
+	}
+	if ch.Path != "" {
+		changes = append(changes, ch)
+	}
 	if uninstall {
 		// Empty directories hold nothing of anyone's.
 		_ = os.Remove(filepath.Join(top, ".claude", "skills"))

@@ -52,7 +52,7 @@ func TestPluginHooks(t *testing.T) {
 	if err := json.Unmarshal(data, &hf); err != nil {
 		t.Fatal(err)
 	}
-	events := map[string]string{"SessionStart": "session-start", "PreToolUse": "pre-tool-use", "PostToolUse": "post-tool-use", "PostToolUseFailure": "post-tool-use", "SessionEnd": "session-end"}
+	events := map[string]string{"SessionStart": "session-start", "PreToolUse": "pre-tool-use", "PostToolUse": "post-tool-use", "PostToolUseFailure": "post-tool-use", "Stop": "stop", "SessionEnd": "session-end"}
 	if len(hf.Hooks) != len(events) {
 		t.Errorf("hooks.json has events %v, want %v", hf.Hooks, events)
 	}

@@ -17,9 +17,11 @@ import (
 // Agents told that a claim or lock is held have edited or deleted board
 // files to "fix" it; prose forbidding it is not enough. So Edit, Write,
 // MultiEdit and NotebookEdit of a file under the board, or under any
-// .pickup/ directory, are denied with the command to use instead. And a
-// Bash command that is exactly one simple `pickup SUBCOMMAND ...` of the
-// agent's own (next, claim, done, ...) is allowed, so that it does not
+// .pickup/ directory, or under .git/pickup/, or a hard link to a board
+// file, whatever case the tool's name comes in, are denied with the
+// command to use instead. And a Bash command that is exactly one simple
+// `pickup SUBCOMMAND ...` of the agent's own (next, claim, done, ...) on
+// the repository's own board (see safeCommand) is allowed, so that it does not
 // depend on a skill's allowed-tools being in effect (after --resume,
 // /clear, or when the SessionStart text says to finish a session).
 //
@@ -52,12 +54,14 @@ func (h *Hooks) preToolUse(stdin io.Reader) error {
 		return fmt.Errorf("read input: %w", err)
 	}
 	decision, reason := "", ""
-	switch in.ToolName {
-	case "Bash":
-		if ok, why := agentCommand(in.ToolInput.Command); ok {
-			decision, reason = "allow", why
+	// Claude Code's tool names, whatever case it passes them in.
+	switch strings.ToLower(in.ToolName) {
+	case "bash":
+		if c, ok := agentCommand(in.ToolInput.Command); ok && h.safeCommand(c, in.Cwd) {
+			decision = "allow"
+			reason = "`pickup " + c.name + "` on this repository's board is one of the commands pickup's agents run (allowed by pickup's PreToolUse hook)"
 		}
-	case "Edit", "Write", "MultiEdit", "NotebookEdit":
+	case "edit", "write", "multiedit", "notebookedit":
 		path := in.ToolInput.FilePath
 		if path == "" {
 			path = in.ToolInput.NotebookPath
@@ -85,7 +89,7 @@ func (h *Hooks) preToolUse(stdin io.Reader) error {
 		} else if board, err = filepath.Abs(board); err != nil {
 			board = ""
 		}
-		if onBoard(path, board) {
+		if onBoard(path, board) || linkedToBoard(path, board, h.repoTop(cwd)) {
 			decision, reason = "deny", boardFileReason(in.ToolName, path, board)
 		}
 	}
@@ -143,9 +147,12 @@ func under(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
+// hasPickupDir reports whether path is under a .pickup directory, or
+// under .git/pickup (where a shared board keeps its queue and state).
 func hasPickupDir(path string) bool {
-	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
-		if part == sessions.RuntimeDirName {
+	parts := strings.Split(filepath.ToSlash(path), "/")
+	for i, part := range parts {
+		if part == sessions.RuntimeDirName || (part == ".git" && i+1 < len(parts) && parts[i+1] == "pickup") {
 			return true
 		}
 	}

@@ -144,7 +144,7 @@ func TestAgentCommand(t *testing.T) {
 		{"pickups next", false},
 		{"echo pickup next", false},
 	} {
-		if got, _ := agentCommand(tc.cmd); got != tc.want {
+		if _, got := agentCommand(tc.cmd); got != tc.want {
 			t.Errorf("agentCommand(%q) = %v, want %v", tc.cmd, got, tc.want)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // under a lease without a process: no longer tied to this Claude Code
 // process, they stay the session's until it resumes (claude --resume) or
 // `pickup reap` finds them older than the stale period.
-func (h *Hooks) sessionEnd(boardDir, owner string) error {
+func (h *Hooks) sessionEnd(boardDir, owner, reason string) error {
 	b, err := h.open(boardDir)
 	if b == nil {
 		return err
@@ -64,7 +64,12 @@ func (h *Hooks) sessionEnd(boardDir, owner string) error {
 		}
 	}
 	_ = os.Remove(beatPath(b.Dir, owner))
-	h.forgetPid(b.Dir, owner)
+	if reason != "clear" {
+		// After /clear the process goes on as a new session, whose
+		// SessionStart reads from this record which session it follows
+		// (and takes over what it kept), then overwrites it.
+		h.forgetPid(b.Dir, owner)
+	}
 	return errors.Join(errs...)
 }
 

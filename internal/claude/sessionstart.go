@@ -3,10 +3,12 @@ package claude
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -14,12 +16,21 @@ import (
 // sessionStart registers the owner's lease for the Claude Code process,
 // records which session that process runs, exports the session id to the
 // Bash tool, and prints what the session holds.
-func (h *Hooks) sessionStart(boardDir, owner string) error {
+func (h *Hooks) sessionStart(boardDir, owner, source string) error {
 	b, err := h.open(boardDir)
 	if b == nil {
 		return err
 	}
 	var errs []error
+	// After /clear the same Claude Code process goes on as a new session:
+	// the session it ran before is in its pid record, until overwritten
+	// below.
+	previous := ""
+	if p, err := h.Invoker(); err == nil && source == "clear" {
+		if rec, ok := ReadRecord(PidPath(b.Dir, p.PID)); ok && rec.Process.Same(p) && rec.Owner != owner {
+			previous = rec.Owner
+		}
+	}
 	// The hook runs outside Claude Code's Bash sandbox, so it sees the
 	// Claude Code process as the machine numbers it: the lease follows
 	// that process, and commands in the sandbox use this record instead
@@ -44,6 +55,11 @@ func (h *Hooks) sessionStart(boardDir, owner string) error {
 	}
 	if err := touch(beatPath(b.Dir, owner), h.Now()); err != nil {
 		errs = append(errs, err)
+	}
+	if previous != "" {
+		if err := h.handOver(b, previous, owner); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	h.prune(b)
 	if err := h.exportSessionID(owner); err != nil {
@@ -124,6 +140,9 @@ func (h *Hooks) exportSessionID(owner string) error {
 // printClaims prints, for Claude's context, who the session is on the board
 // and what it holds.
 func (h *Hooks) printClaims(b *sessions.Board, owner string) error {
+	if id, workOwner, ok := h.givenByWork(b); ok {
+		return h.printGiven(b, id, workOwner)
+	}
 	list, err := b.ListOwner(owner)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -150,4 +169,76 @@ func (h *Hooks) printClaims(b *sessions.Board, owner string) error {
 	}
 	h.printf("Finish one with `pickup done ID`, hand it over with /handoff, or give it back with `pickup release ID`. Never move, edit or delete board files by hand.\n")
 	return nil
+}
+
+// givenByWork returns the session that `pickup work` gave the command
+// that started this Claude Code session, if it did: work sets
+// $PICKUP_SESSION_ID, $PICKUP_OWNER and $PICKUP_DIR for its command, and
+// Claude Code passes its environment on to its hooks and to the agent's
+// commands, which then act as work's owner.
+func (h *Hooks) givenByWork(b *sessions.Board) (id, owner string, ok bool) {
+	id, owner, dir := h.Getenv("PICKUP_SESSION_ID"), h.Getenv("PICKUP_OWNER"), h.Getenv("PICKUP_DIR")
+	if id == "" || owner == "" || dir == "" || sessions.ValidateID(id) != nil || sessions.ValidateOwner(owner) != nil {
+		return "", "", false
+	}
+	if d, err := filepath.Abs(dir); err != nil || filepath.Clean(d) != filepath.Clean(b.Dir) {
+		return "", "", false
+	}
+	return id, owner, true
+}
+
+// printGiven tells an agent that pickup work started which session it
+// works: that one, and no other.
+func (h *Hooks) printGiven(b *sessions.Board, id, owner string) error {
+	path := b.Path(sessions.Doing, owner, id)
+	s, _, err := b.Read(sessions.Place{State: sessions.Doing, Owner: owner, Path: path})
+	if err != nil {
+		h.printf("pickup: pickup work started this Claude Code session for session %s of the board %s, which is no longer held (%v): there is nothing to work on; stop.\n", id, b.Dir, err)
+		return nil
+	}
+	h.printf("pickup: pickup work started this Claude Code session to work on one session of the board %s, and it holds it for you:\n", b.Dir)
+	h.printf("- %s\n  file: %s\n", h.Describe(s), s.Path)
+	h.printf("pickup commands you run act as work's owner %s (do not pass --owner); `pickup next` and /pickup answer with this same session and claim no other. "+
+		"Read it (`pickup show %s`), do the work, then `pickup done %s` (or just end: work marks it done when you exit successfully). "+
+		"To give it back unfinished: `pickup release %s`. Never move, edit or delete board files by hand.\n", owner, id, id, id)
+	return nil
+}
+
+// handOver gives the session that goes on after /clear what the cleared
+// one kept (keep_on_session_end: SessionEnd kept the claims, under a
+// lease without a process): the same window, the same agent, now under a
+// new id. Each session moves in one rename, never through todo/.
+func (h *Hooks) handOver(b *sessions.Board, from, to string) error {
+	cfg, err := b.Config()
+	if err != nil || !cfg.KeepOnSessionEnd {
+		return nil // SessionEnd released them
+	}
+	list, err := b.ListOwner(from)
+	if err != nil || len(list) == 0 {
+		return nil
+	}
+	cl, err := claim.New(b, from)
+	if err != nil {
+		return err
+	}
+	var commit func(string)
+	if h.Batch != nil {
+		commit = h.Batch(b)
+	}
+	var errs []error
+	moved := 0
+	for _, s := range list {
+		if _, err := cl.HandOver(s.ID, to); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		moved++
+	}
+	if commit != nil && moved > 0 {
+		commit(fmt.Sprintf("pickup: hand over %d session(s) from Claude Code session %s to %s after /clear", moved, from, to))
+	}
+	if left, err := b.ListOwner(from); err == nil && len(left) == 0 {
+		_ = h.leases(b).Remove(from)
+	}
+	return errors.Join(errs...)
 }

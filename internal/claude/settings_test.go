@@ -49,7 +49,7 @@ const settingsWithUserHooks = `{
         ]
       }
     ],
-    "Stop": []
+    "Notification": []
   },
   "statusLine": {
     "type": "command",
@@ -74,7 +74,7 @@ func TestInstallClaudeMergesIntoExistingSettings(t *testing.T) {
 	}
 	// Everything of the user's is there, as written.
 	for _, want := range []string{`"GREETING": "h\u00e9llo <b>&amp;</b>"`, `"RATIO": 1.50`, `"command": "/usr/local/bin/check-bash"`,
-		`"command": "npx prettier --write \"$CLAUDE_PROJECT_DIR\""`, `"Stop": []`, `"includeCoAuthoredBy": false`} {
+		`"command": "npx prettier --write \"$CLAUDE_PROJECT_DIR\""`, `"Notification": []`, `exec pickup hook stop`, `"includeCoAuthoredBy": false`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("merged settings.json lost %s:\n%s", want, got)
 		}
@@ -88,7 +88,7 @@ func TestInstallClaudeMergesIntoExistingSettings(t *testing.T) {
 	if i, j := strings.Index(got, `"permissions"`), strings.Index(got, `"statusLine"`); i < 0 || j < i {
 		t.Errorf("key order changed:\n%s", got)
 	}
-	if i, j := strings.Index(got, `"Stop"`), strings.Index(got, `"SessionStart"`); j < i {
+	if i, j := strings.Index(got, `"Notification"`), strings.Index(got, `"SessionStart"`); j < i {
 		t.Errorf("SessionStart was not added after the user's events:\n%s", got)
 	}
 
@@ -285,7 +285,7 @@ func TestInstallClaudeReplacesOnlyPickupEntries(t *testing.T) {
 	if strings.Contains(got, "--old-flag") {
 		t.Errorf("the old pickup entry stayed:\n%s", got)
 	}
-	if strings.Count(got, "pickup hook --need 3 session-start") != 1 || strings.Count(got, "exec pickup hook --detach session-end") != 1 {
+	if strings.Count(got, "pickup hook --need 4 session-start") != 1 || strings.Count(got, "exec pickup hook --detach session-end") != 1 {
 		t.Errorf("want one entry per event:\n%s", got)
 	}
 	if strings.Index(got, "direnv") > strings.Index(got, "session-start") {

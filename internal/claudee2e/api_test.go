@@ -46,6 +46,10 @@ type step struct {
 	Input map[string]any
 	Text  string
 	Then  func(prev toolResult) step
+	// Reply, if set, computes the step from the previous tool result and
+	// the text of the messages since the model's last one (a prompt, or
+	// what a Stop hook that blocked said).
+	Reply func(prev toolResult, since string) step
 }
 
 type toolCall struct {
@@ -267,6 +271,13 @@ func (a *stubAPI) advance(req messagesRequest) (step, string) {
 	a.next++
 	if s.Then != nil {
 		s = s.Then(prev)
+	}
+	if s.Reply != nil {
+		var since []string
+		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role != "assistant"; i-- {
+			since = append(since, textOf(req.Messages[i].Content))
+		}
+		s = s.Reply(prev, strings.Join(since, "\n"))
 	}
 	if s.Bash != "" {
 		s.Tool, s.Input = "Bash", map[string]any{"command": s.Bash, "description": "run " + clip(s.Bash, 40)}

@@ -136,13 +136,20 @@ func (r *run) hookCommand() *ucli.Command {
 		Name:      "hook",
 		Hidden:    true,
 		Usage:     "run one of pickup's Claude Code hooks (installed by pickup init --claude)",
-		UsageText: "pickup hook [--need N] session-start|pre-tool-use|post-tool-use|session-end < HOOK-INPUT-JSON",
+		UsageText: "pickup hook [--need N] session-start|pre-tool-use|post-tool-use|stop|session-end < HOOK-INPUT-JSON",
 		Description: "Reads the JSON that Claude Code sends a hook on stdin; the owner is its session_id.\n" +
 			"session-start registers the owner's lease for the Claude Code process and prints the\n" +
 			"session's claims (Claude Code adds them to the context). pre-tool-use denies Edit, Write,\n" +
-			"MultiEdit and NotebookEdit of board files, and allows the simple pickup commands an agent\n" +
-			"runs (next, claim, done, release, show, list, new, ...). post-tool-use renews the lease\n" +
-			"at most once a minute and prints nothing. session-end releases what the session still\n" +
+			"MultiEdit and NotebookEdit (any case) of board files, of .pickup/ and .git/pickup/, also\n" +
+			"through a hard link, and allows the simple pickup commands an agent runs (next, claim,\n" +
+			"done, release, show, list, new, ...) on the repository's own board only (no --dir or\n" +
+			"$PICKUP_DIR elsewhere; `new FILE` for a file of the repository, no link out of it).\n" +
+			"post-tool-use renews the lease\n" +
+			"at most once a minute and prints nothing. stop, with auto_next: true in config.yaml\n" +
+			"(or $PICKUP_AUTO_NEXT=1 in Claude Code's environment; =0 opts a session out), claims the\n" +
+			"next session by priority for a session that stops holding none ($PICKUP_TAG and\n" +
+			"$PICKUP_NOT_TAG limit it) and blocks the stop telling the agent to work on it; it feeds\n" +
+			"a continuing session again only once it finished what it was fed. session-end releases what the session still\n" +
 			"holds, in one commit in commit mode, or keeps it when the board's config.yaml says\n" +
 			"keep_on_session_end: true. --need N: the installer needs hook protocol N (this pickup\n" +
 			"has " + strconv.Itoa(claude.Protocol) + "); if higher, the hook says to upgrade pickup.\n" +
@@ -208,6 +215,19 @@ func (r *run) claudeHooks() *claude.Hooks {
 		Open: func(dir string) (*sessions.Board, error) {
 			// lenient: a bad config.yaml must not block Claude Code
 			return r.openBoard(func(string) (*sessions.Board, error) { return sessions.Open(dir) })
+		},
+		RepoTop: func(cwd string) string {
+			if cwd == "" {
+				wd, err := r.env.Getwd()
+				if err != nil {
+					return ""
+				}
+				cwd = wd
+			}
+			if top, ok := mainWorktree(cwd); ok {
+				return top
+			}
+			return cwd
 		},
 		Invoker:  r.invokerProcess,
 		Beat:     r.spawnBeat,

@@ -94,7 +94,7 @@ func TestInitIntegrationFlags(t *testing.T) {
 		Dir     string          `json:"dir"`
 		Changes []claude.Change `json:"changes"`
 	}
-	if err != nil || json.Unmarshal([]byte(out), &obj) != nil || obj.Dir == "" || len(obj.Changes) != 3 {
+	if err != nil || json.Unmarshal([]byte(out), &obj) != nil || obj.Dir == "" || len(obj.Changes) != 4 { // two skills, the settings, the ignore rule
 		t.Errorf("init --claude --json: %v\n%s", err, out)
 	}
 	out, err = runInit("--claude", "--uninstall")

@@ -179,6 +179,12 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 				return err
 			}
 			if name == "claim" {
+				if given, ok := r.givenByWork(cl); ok {
+					if id != given {
+						return refuseOtherThanGiven(id, given)
+					}
+					return r.answerGiven("claim", cl, id)
+				}
 				if err := r.register(cl); err != nil {
 					return err
 				}
@@ -210,6 +216,9 @@ func (r *run) nextCommand() *ucli.Command {
 			"never can be taken (a dependency that does not exist, a cycle of depends_on).\n" +
 			"With --wait it blocks until a session can be claimed (a new one, a release, a reap,\n" +
 			"a dependency finishing) and exits 3 only at the timeout; --wait alone waits forever.\n" +
+			"Under `pickup work` ($PICKUP_SESSION_ID set, acting as $PICKUP_OWNER) next claims\n" +
+			"nothing: it answers with the session work gave the command (saying so on stderr), and\n" +
+			"exits 3 once that session is done or released; `claim` of any other session exits 3.\n" +
 			nextTagHelp + "\n\n" +
 			"Examples:\n   pickup next --json\n   pickup next --wait=10m\n   pickup next --tag docs --wait=10m",
 		Flags: append([]ucli.Flag{
@@ -231,6 +240,9 @@ func (r *run) nextCommand() *ucli.Command {
 			cl, err := r.client()
 			if err != nil {
 				return err
+			}
+			if given, ok := r.givenByWork(cl); ok {
+				return r.answerGiven("next", cl, given)
 			}
 			if err := r.register(cl); err != nil {
 				return err

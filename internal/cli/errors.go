@@ -10,6 +10,7 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -44,6 +45,7 @@ var exitCodes = []struct {
 	{context.Canceled, ExitInterrupted},
 	{shared.ErrDiskFull, ExitError}, // the machine's failure, not the remote's
 	{shared.ErrRemote, ExitRemote},
+	{pgboard.ErrDatabase, ExitRemote},
 	{gitx.ErrNetTimeout, ExitRemote}, // a remote that stopped answering (sync)
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},

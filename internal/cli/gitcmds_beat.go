@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
@@ -36,7 +37,7 @@ func beatEvery(cfg *sessions.Config) time.Duration {
 // returned. Failures are silent: the hook must never block Claude Code.
 func (r *run) spawnBeat(b *sessions.Board, owner string) {
 	cfg, err := b.Config()
-	if err != nil || cfg.Shared == "" || !shared.BeatDue(b.Dir, owner, beatEvery(&cfg), time.Now()) {
+	if err != nil || cfg.Shared == "" || pgboard.IsURL(cfg.Shared) || !shared.BeatDue(b.Dir, owner, beatEvery(&cfg), time.Now()) {
 		return
 	}
 	exe, err := os.Executable()

@@ -19,6 +19,7 @@ import (
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
@@ -39,6 +40,7 @@ type sharedMode struct {
 	mu     sync.Mutex
 	cfg    *sessions.Config
 	sb     *shared.Board
+	pg     *pgboard.Board // a board that PostgreSQL arbitrates (pgcmds.go)
 	// flushErr: flushOrphans failed (ready refuses to go on).
 	flushErr error
 	// trustRecent: the command claims or moves sessions (next without
@@ -90,7 +92,7 @@ func (m *sharedMode) useConfig(cfg sessions.Config) {
 func (m *sharedMode) ready(b *sessions.Board) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cfg == nil || m.sb != nil {
+	if m.cfg == nil || m.sb != nil || m.pg != nil {
 		return nil
 	}
 	if m.flushErr != nil {
@@ -100,6 +102,9 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 		// Not shared, says config.yaml; unless the clone joined a
 		// shared board (its git config says so) and the file was lost.
 		return notSharedHere(b, *m.cfg)
+	}
+	if pgboard.IsURL(m.cfg.Shared) {
+		return m.readyPG(b)
 	}
 	ctx := context.Background()
 	sb, err := m.open(ctx, b, m.cfg.Shared, m.cfg.SharedBranch)
@@ -197,6 +202,12 @@ func (m *sharedMode) board() *shared.Board {
 // per a quarter of the stale period, so that other clones do not reap a
 // live owner of this machine. A failure is a warning: the claim stands.
 func (r *run) sharedHeartbeat(owner string, force bool) {
+	if pg := r.shared.pgBoard(); pg != nil {
+		if err := pg.Beat(owner); err != nil {
+			fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+		}
+		return
+	}
 	sb := r.shared.board()
 	if sb == nil {
 		return
@@ -215,6 +226,9 @@ func (r *run) sharedHeartbeat(owner string, force bool) {
 // in other clones: applying the fetch writes them into todo/, which the
 // wait watches. It returns a function that stops it.
 func (r *run) sharedPoll(ctx context.Context) func() {
+	if pg := r.shared.pgBoard(); pg != nil {
+		return r.pgPoll(ctx, pg)
+	}
 	sb := r.shared.board()
 	if sb == nil {
 		return func() {}
@@ -262,6 +276,9 @@ func (r *run) initShared(c *ucli.Context) error {
 	remote := "origin"
 	if c.NArg() == 1 {
 		remote = c.Args().First()
+	}
+	if pgboard.IsURL(remote) {
+		return r.initPG(remote)
 	}
 	dir, err := r.boardDir()
 	if err != nil {
@@ -397,6 +414,9 @@ func (r *run) syncShared(b *sessions.Board, repair bool) error {
 	}
 	if err := r.shared.ready(b); err != nil {
 		return err
+	}
+	if pg := r.shared.pgBoard(); pg != nil {
+		return r.syncPG(pg)
 	}
 	sb := r.shared.board()
 	diffs, err := sb.InLine(context.Background())

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -137,7 +138,7 @@ func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id shared.Identit
 // clone saying done/ and the remote doing/ until an unrelated transition.
 // It runs no git unless there is such a request.
 func (m *sharedMode) flushOrphans(b *sessions.Board, cfg sessions.Config) error {
-	if cfg.Shared == "" {
+	if cfg.Shared == "" || pgboard.IsURL(cfg.Shared) {
 		return nil
 	}
 	top, ok := mainWorktree(b.Dir)
@@ -210,6 +211,9 @@ func (r *run) sharedFindings(b *sessions.Board) []sessions.Finding {
 		}
 		return nil
 	}
+	if pgboard.IsURL(cfg.Shared) {
+		return nil // PostgreSQL arbitrates: no branch to look at
+	}
 	ctx := context.Background()
 	sb, err := r.shared.open(ctx, b, cfg.Shared, cfg.SharedBranch)
 	if err != nil {
@@ -255,6 +259,9 @@ func hintOf(err error) string {
 func (r *run) repairShared(b *sessions.Board) error {
 	ctx := context.Background()
 	cfg := r.shared.cfg
+	if pgboard.IsURL(cfg.Shared) {
+		return usageError("--repair is for a board shared through a git remote; PostgreSQL keeps its own history")
+	}
 	sb, err := r.shared.open(ctx, b, cfg.Shared, cfg.SharedBranch)
 	if err != nil {
 		return err

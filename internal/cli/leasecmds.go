@@ -205,7 +205,7 @@ func (r *run) statusCommand() *ucli.Command {
 			&ucli.BoolFlag{Name: "failed", Usage: "only the sessions set aside in failed/"},
 		},
 		Action: func(c *ucli.Context) error {
-			b, err := r.board()
+			b, err := r.viewBoard()
 			if err != nil {
 				return err
 			}

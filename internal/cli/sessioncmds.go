@@ -122,7 +122,9 @@ func (r *run) listCommand() *ucli.Command {
 			"\"waits_on_missing\" or \"waits_on_cycle\" in --json. --mine lists only what this owner holds\n" +
 			"(--owner, $PICKUP_OWNER, or the Claude Code session that runs pickup). --tag T lists only\n" +
 			"sessions that carry T (repeat, or T1,T2: every one), --not-tag T those without it: what\n" +
-			"`pickup next` with the same flags would choose from. Filters combine.\n\n" +
+			"`pickup next` with the same flags would choose from. Filters combine. A session held by\n" +
+			"an owner whose processes all exited shows its owner as \"NAME (dead)\" (one silent past\n" +
+			"the stale period \"NAME (stale)\"), \"owner_state\" in --json: the next claim returns it.\n\n" +
 			"Examples:\n   pickup list\n   pickup list --state todo --json\n   pickup list --mine\n   pickup list --state todo --tag docs --not-tag blocked",
 		Flags: append([]ucli.Flag{
 			&ucli.StringSliceFlag{Name: "state", Aliases: []string{"s"}, Usage: "todo, doing or done (repeat for more)"},
@@ -144,7 +146,7 @@ func (r *run) listCommand() *ucli.Command {
 				}
 				states = append(states, st)
 			}
-			b, err := r.board()
+			b, err := r.viewBoard()
 			if err != nil {
 				return err
 			}
@@ -167,10 +169,11 @@ func (r *run) listCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
+			gone := r.goneOwners(b, list)
 			if r.json {
-				return printJSONList(r.env.Stdout, list, waits)
+				return printJSONList(r.env.Stdout, list, waits, gone)
 			}
-			return printTable(r.env.Stdout, list, waits)
+			return printTable(r.env.Stdout, list, waits, gone)
 		},
 	}
 }
@@ -179,12 +182,15 @@ func (r *run) listCommand() *ucli.Command {
 // TITLE, each padded to its widest cell plus two spaces (text/tabwriter's
 // layout, which it replaces: tabwriter handles every cell on its own, a
 // fifth of a second on a board of 100,000 sessions).
-func printTable(w io.Writer, list []sessions.Session, waits map[int]sessions.Waits) error {
+func printTable(w io.Writer, list []sessions.Session, waits map[int]sessions.Waits, gone map[string]claim.OwnerState) error {
 	header := [4]string{"STATE", "OWNER", "PRIORITY", "ID"}
 	cells := func(s sessions.Session) (state, owner, prio, mark string) {
 		owner = s.Owner
 		if owner == "" {
 			owner = "-"
+		}
+		if st, ok := gone[s.Owner]; ok && s.State == sessions.Doing {
+			owner += " (" + string(st) + ")"
 		}
 		if s.Problem != "" {
 			mark = "! "
@@ -239,7 +245,7 @@ func printTable(w io.Writer, list []sessions.Session, waits map[int]sessions.Wai
 // A session of todo/ that waits on unfinished dependencies gets one more
 // key, "waits_on": the ids not done yet; and if it waits forever,
 // "waits_on_missing" (those no state holds) or "waits_on_cycle" (a, b, a).
-func printJSONList(w io.Writer, list []sessions.Session, waits map[int]sessions.Waits) error {
+func printJSONList(w io.Writer, list []sessions.Session, waits map[int]sessions.Waits, gone map[string]claim.OwnerState) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteByte('[')
 	for i, s := range list {
@@ -257,6 +263,9 @@ func printJSONList(w io.Writer, list []sessions.Session, waits map[int]sessions.
 			}
 			// data is one JSON object: add the keys before its closing brace.
 			data = append(append(data[:len(data)-1:len(data)-1], extra...), '}')
+		}
+		if st, ok := gone[s.Owner]; ok && s.State == sessions.Doing {
+			data = append(append(data[:len(data)-1:len(data)-1], `,"owner_state":"`+string(st)+`"`...), '}')
 		}
 		bw.Write(textsafe.JSON(data))
 	}
@@ -278,7 +287,7 @@ func (r *run) showCommand() *ucli.Command {
 			if err := sessions.ValidateID(id); err != nil {
 				return err
 			}
-			b, err := r.board()
+			b, err := r.viewBoard()
 			if err != nil {
 				return err
 			}
@@ -314,4 +323,34 @@ func (r *run) showCommand() *ucli.Command {
 			return err
 		},
 	}
+}
+
+// goneOwners judges the owners of the doing sessions in list, once each,
+// and returns those that are dead or stale: their sessions go back to
+// todo/ at the next claim or waiter's look, and list says so instead of a
+// plain "doing".
+func (r *run) goneOwners(b *sessions.Board, list []sessions.Session) map[string]claim.OwnerState {
+	var gone map[string]claim.OwnerState
+	judged := map[string]bool{}
+	var leases *claim.Leases
+	stale := claim.DefaultStale
+	for _, s := range list {
+		if s.State != sessions.Doing || judged[s.Owner] {
+			continue
+		}
+		judged[s.Owner] = true
+		if leases == nil {
+			leases = r.leases(b)
+			if cfg, err := b.Config(); err == nil && cfg.Stale > 0 {
+				stale = cfg.Stale
+			}
+		}
+		if st, _, _ := leases.Judge(s.Owner, stale); st == claim.OwnerDead || st == claim.OwnerStale {
+			if gone == nil {
+				gone = map[string]claim.OwnerState{}
+			}
+			gone[s.Owner] = st
+		}
+	}
+	return gone
 }

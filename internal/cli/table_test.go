@@ -50,7 +50,7 @@ func TestPrintTableLaysOutLikeTabwriter(t *testing.T) {
 				waits[5] = sessions.Waits{On: []string{"x", "y"}, Missing: []string{"y"}, Cycle: []string{"a", "x", "a"}}
 			}
 			var got strings.Builder
-			if err := printTable(&got, tt.list, waits); err != nil {
+			if err := printTable(&got, tt.list, waits, nil); err != nil {
 				t.Fatal(err)
 			}
 			var want strings.Builder

@@ -31,8 +31,13 @@ func (r *run) workCommand() *ucli.Command {
 			"replaced by the session's path. Exit 0 moves the session to done/; any other exit puts\n" +
 			"it back in todo/ with the attempt counted in its frontmatter (attempts, last_error);\n" +
 			"after K failures it is set aside in failed/, where next no longer takes it, until\n" +
-			"`pickup requeue ID`. Without --wait, work stops when nothing is left and exits 0 if\n" +
-			"every run succeeded, 1 otherwise; with --wait it keeps serving new sessions.\n" +
+			"`pickup requeue ID`. The command may finish or release its session itself (pickup done,\n" +
+			"pickup release: it acts as work's owner): work reports that as done or released and\n" +
+			"leaves the session there (one it released, this work does not claim again). Inside the\n" +
+			"command, `pickup next` answers with its session and claims no second one, so an agent\n" +
+			"that follows /pickup works exactly the session it was given. Without --wait, work stops\n" +
+			"when nothing is left and exits 0 if every run succeeded, 1 otherwise; with --wait it keeps\n" +
+			"serving new sessions.\n" +
 			"A command that cannot be started (not found, not executable) is your mistake, not the\n" +
 			"session's: work stops claiming at once, gives back what it claimed with no attempt\n" +
 			"counted, lets runs already going finish, and exits 2 saying why. (A command that runs\n" +

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// --- a board that PostgreSQL arbitrates ---------------------------------------
+
+// pgBin is where Debian keeps PostgreSQL's server programs (the newest
+// version installed).
+var pgBin = newestPGBin()
+
+func newestPGBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	best, bestV := "/usr/lib/postgresql/15/bin", 0
+	for _, d := range dirs {
+		if v, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil && v > bestV {
+			best, bestV = d, v
+		}
+	}
+	return best
+}
+
+// pgServer is a private PostgreSQL 15 on 127.0.0.1 (as nobody when run as
+// root), with its default settings: fsync on.
+type pgServer struct {
+	dir, data, as string
+	port          int
+}
+
+func (s *pgServer) run(prog string, args ...string) error {
+	path := filepath.Join(pgBin, prog)
+	cmd := exec.Command(path, args...)
+	if s.as != "" {
+		cmd = exec.Command("runuser", append([]string{"-u", s.as, "--", path}, args...)...)
+	}
+	cmd.Dir = s.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v: %s", prog, err, out)
+	}
+	return nil
+}
+
+func startPG(dir string) (*pgServer, error) {
+	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
+		return nil, fmt.Errorf("PostgreSQL is not installed: %v", err)
+	}
+	s := &pgServer{dir: dir, data: filepath.Join(dir, "data")}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if os.Geteuid() == 0 {
+		s.as = "nobody"
+		u, err := user.Lookup(s.as)
+		if err != nil {
+			return nil, err
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return nil, err
+		}
+		// nobody must reach it: the bench's own folders above it are
+		// made 0700.
+		for p := filepath.Dir(dir); p != "/" && p != os.TempDir() && p != "."; p = filepath.Dir(p) {
+			_ = os.Chmod(p, 0o755)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s.port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	if err := s.run("initdb", "-D", s.data, "-A", "trust", "-U", "pickup"); err != nil {
+		return nil, err
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", s.port, dir)
+	if err := s.run("pg_ctl", "-D", s.data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *pgServer) stop() { _ = s.run("pg_ctl", "-D", s.data, "-m", "fast", "-w", "stop") }
+
+func (s *pgServer) url() string {
+	return fmt.Sprintf("postgres://pickup@127.0.0.1:%d/postgres?sslmode=disable", s.port)
+}
+
+// postgresBoard measures boards that PostgreSQL arbitrates, each against
+// one local board in the same run (fsync on for both, and for the
+// server): 4 boards × 4 agent processes draining 400 sessions made from
+// all 4 (wall, claims/s) against the same drain of one local board; one
+// `pickup next` (p50, p99) against the local next; and next --wait's
+// wake-up after a `new` on another board (from the new's exit to the
+// waiter's exit, p50 and p99).
+func postgresBoard(e *env) (Row, error) {
+	const boards, agents, single, wakes = 4, 4, 40, 20
+	n := 400
+	if e.drainN < 400 {
+		n = 40 // -quick
+	}
+	row := Row{What: fmt.Sprintf("PostgreSQL board (server and boards fsync on): %d boards × %d agents drain %d; one `pickup next` (p50, p99 of %d) vs local next; next --wait wake-up after a new on another board (p50, p99 of %d)", boards, agents, n, single, wakes),
+		Target: "drain ≤ 3× local; wake-up p50, p99 ≤ 50 ms"}
+	dir := e.dir("postgres")
+	defer e.remove(dir)
+	srv, err := startPG(filepath.Join(dir, "pg"))
+	if err != nil {
+		return row, err
+	}
+	defer srv.stop()
+	run := filepath.Join(dir, "run")
+	if err := os.Mkdir(run, 0o700); err != nil {
+		return row, err
+	}
+	defer os.RemoveAll(run) // the daemons see their sockets go and exit
+	env := append(withoutPickupVars(), "PICKUP_PG_RUNDIR="+run)
+	var dirs []string
+	for i := range boards {
+		d := filepath.Join(dir, fmt.Sprintf("b%d", i))
+		if _, err := e.pickupIn(dir, env, "--dir", d, "init", "--shared", srv.url()); err != nil {
+			return row, err
+		}
+		dirs = append(dirs, d)
+	}
+	benv := func(d string) []string { return append(slices.Clone(env), "PICKUP_DIR="+d) }
+	// One next at a time, PostgreSQL and local interleaved.
+	local := filepath.Join(dir, "local-single")
+	if err := seedBoard(e, local, single); err != nil {
+		return row, err
+	}
+	for i := range single {
+		if _, err := e.pickupIn(dir, benv(dirs[0]), "new", "--title", fmt.Sprintf("single %d", i)); err != nil {
+			return row, err
+		}
+	}
+	var pgT, locT []time.Duration
+	for range single {
+		t0 := time.Now()
+		if _, err := e.pickupIn(dir, benv(dirs[0]), "--owner", "solo", "next"); err != nil {
+			return row, err
+		}
+		t1 := time.Now()
+		if _, err := e.pickupIn(dir, benv(local), "--owner", "solo", "next"); err != nil {
+			return row, err
+		}
+		pgT, locT = append(pgT, t1.Sub(t0)), append(locT, time.Since(t1))
+	}
+	slices.Sort(pgT)
+	slices.Sort(locT)
+	// next --wait's wake-up.
+	var wake []time.Duration
+	for i := range wakes {
+		cmd := exec.Command(e.bin, "--owner", "waiter", "next", "--wait", "30s")
+		cmd.Env = benv(dirs[1])
+		if err := cmd.Start(); err != nil {
+			return row, err
+		}
+		time.Sleep(300 * time.Millisecond) // it listens
+		if _, err := e.pickupIn(dir, benv(dirs[2]), "new", "--title", fmt.Sprintf("wake %d", i)); err != nil {
+			return row, err
+		}
+		t0 := time.Now()
+		if err := cmd.Wait(); err != nil {
+			return row, fmt.Errorf("next --wait: %v", err)
+		}
+		wake = append(wake, time.Since(t0))
+	}
+	slices.Sort(wake)
+	// The drain: sessions made from every board, then 16 agents.
+	var wg sync.WaitGroup
+	errs := make([]error, boards)
+	for i, d := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := i; k < n; k += boards {
+				if _, err := e.pickupIn(dir, benv(d), "new", "--title", fmt.Sprintf("task %d", k)); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return row, err
+		}
+	}
+	penvs := make([][]string, boards)
+	for i, d := range dirs {
+		penvs[i] = benv(d)
+	}
+	t0 := time.Now()
+	claims, err := e.drainAgentsEnv(dir, penvs, agents)
+	wall := time.Since(t0)
+	if err != nil {
+		return row, err
+	}
+	floorDir := filepath.Join(dir, "local")
+	if err := seedBoard(e, floorDir, n); err != nil {
+		return row, err
+	}
+	t1 := time.Now()
+	lclaims, err := e.drainAgentsEnv(dir, slices.Repeat([][]string{benv(floorDir)}, boards), agents)
+	floor := time.Since(t1)
+	if err != nil {
+		return row, err
+	}
+	ratio := wall.Seconds() / floor.Seconds()
+	row.Figure = fmt.Sprintf("drain: %d claims in %.1f s = %.0f claims/s; local: %d in %.1f s = %.0f claims/s; postgres/local %.1f×. one next: p50 %s, p99 %s; local next p50 %s, p99 %s (%.1f×, %.1f×). wake-up: p50 %s, p99 %s",
+		claims, wall.Seconds(), float64(claims)/wall.Seconds(), lclaims, floor.Seconds(), float64(lclaims)/floor.Seconds(), ratio,
+		ms(percentile(pgT, 0.5)), ms(percentile(pgT, 0.99)), ms(percentile(locT, 0.5)), ms(percentile(locT, 0.99)),
+		percentile(pgT, 0.5).Seconds()/percentile(locT, 0.5).Seconds(), percentile(pgT, 0.99).Seconds()/percentile(locT, 0.99).Seconds(),
+		ms(percentile(wake, 0.5)), ms(percentile(wake, 0.99)))
+	row.Result = passIf(ratio <= 3 && claims == n && lclaims == n && percentile(wake, 0.99) <= 50*time.Millisecond)
+	return row, nil
+}
+
+// drainAgentsEnv is drainAgents with one environment per board (the board
+// named by PICKUP_DIR in it).
+func (e *env) drainAgentsEnv(dir string, envs [][]string, agents int) (int, error) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	claims := 0
+	var first error
+	for i, env := range envs {
+		for j := range agents {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				owner := fmt.Sprintf("b%da%d", i, j)
+				for {
+					out, err := e.pickupIn(dir, env, "--owner", owner, "next", "--json")
+					if err != nil {
+						if !strings.Contains(err.Error(), "exit status 3") {
+							mu.Lock()
+							first = cmpOr(first, err)
+							mu.Unlock()
+						}
+						return
+					}
+					id := jsonID(out)
+					if _, err := e.pickupIn(dir, env, "--owner", owner, "done", id); err != nil {
+						mu.Lock()
+						first = cmpOr(first, err)
+						mu.Unlock()
+						return
+					}
+					mu.Lock()
+					claims++
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return claims, first
+}
+
+// jsonID is the "id" of a JSON object.
+func jsonID(out string) string {
+	_, rest, ok := strings.Cut(out, `"id":`)
+	if !ok {
+		return ""
+	}
+	rest = strings.TrimLeft(rest, " \"")
+	id, _, _ := strings.Cut(rest, `"`)
+	return id
+}

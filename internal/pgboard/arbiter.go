@@ -1,0 +1,174 @@
+package pgboard
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// LostError: the database has the session elsewhere than the transition
+// found it here; someone else moved it first. It matches
+// claim.ErrSessionNotAvailable (claim.ErrClaimLost for this owner's done
+// or release, claim.ErrConflict for a new session whose id exists,
+// claim.ErrSessionNotFound for one the database does not have).
+type LostError struct {
+	URL   string
+	Where string // where the database has it ("" nowhere)
+	// Fence is the session's fencing token in the database; Mine the one
+	// this board last saw for it (a reaped owner's late done: Mine <
+	// Fence).
+	Fence, Mine int64
+	kind        error
+}
+
+func (e *LostError) Error() string {
+	where := "does not have it (run `pickup sync` to import a session made by hand)"
+	if e.Where != "" {
+		where = "has it in " + e.Where
+	}
+	msg := fmt.Sprintf("%v: the database (%s) %s", e.kind, e.URL, where)
+	if errors.Is(e.kind, claim.ErrClaimLost) && e.Fence > 0 {
+		msg += fmt.Sprintf(" (fencing token %d; this claim's was %d)", e.Fence, e.Mine)
+	}
+	return msg
+}
+
+func (e *LostError) Unwrap() error { return e.kind }
+
+// parsePlace splits a place as events name it ("todo", "doing/alice",
+// "done", "failed"; "" for none) into state and owner.
+func parsePlace(p string) (state, owner string, ok bool) {
+	switch {
+	case p == "":
+		return "", "", true
+	case p == "todo" || p == "done" || p == "failed":
+		return p, "", true
+	}
+	if o, found := strings.CutPrefix(p, "doing/"); found && sessions.ValidateOwner(o) == nil {
+		return "doing", o, true
+	}
+	return "", "", false
+}
+
+func newTx() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Arbiter is the board's arbiter: it makes the transition e, which has
+// just happened in the board directory, one transaction in the database,
+// and reports whether it stands. A transition the database refuses, or
+// could not take, is undone here and recorded nowhere.
+func (s *Board) Arbiter(e sessions.Event) error {
+	fromState, fromOwner, ok1 := parsePlace(e.From)
+	toState, toOwner, ok2 := parsePlace(e.To)
+	if !ok1 || !ok2 || toState == "" {
+		// A move out of the board's states (doctor setting a copy
+		// aside in conflicts/): the database keeps its row as it is.
+		return s.record(e)
+	}
+	body, err := fsx.ReadRegular(e.Dst)
+	if err != nil {
+		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: fmt.Errorf("postgres board: read %s: %w", e.Dst, err)}
+	}
+	m := &Move{ID: e.ID, Op: e.Op, FromState: fromState, FromOwner: fromOwner, ToState: toState, ToOwner: toOwner,
+		Owner: e.Owner, Reason: e.Reason, Body: body, Tx: newTx()}
+	res, err := s.call(e.Op+" "+e.ID, Request{Op: "move", Move: m})
+	if err != nil {
+		if uerr := s.undo(e); uerr != nil {
+			return errors.Join(err, uerr)
+		}
+		return err
+	}
+	if res.Lost {
+		return s.lost(e, res)
+	}
+	if res.Row != nil {
+		s.see(e.ID, e.To, res.Row.Version, res.Row.Fence)
+	}
+	return s.record(e)
+}
+
+// record keeps the local event log, as a board without an arbiter does.
+func (s *Board) record(e sessions.Event) error {
+	err := s.B.AppendEvent(e)
+	if s.B.OnEvent != nil {
+		s.B.OnEvent(e, err)
+	}
+	return nil // the transition stands whatever became of the log line
+}
+
+// undo moves a transition that the database did not take back where it
+// was (a new session's file is removed).
+func (s *Board) undo(e sessions.Event) error {
+	if e.Src == "" {
+		if err := os.Remove(e.Dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("postgres board: could not undo %s %s: %w", e.Op, e.ID, err)
+		}
+		return nil
+	}
+	if err := fsx.RenameNoReplace(e.Dst, e.Src); err != nil {
+		return fmt.Errorf("postgres board: could not undo %s %s (it is in %s here): %w", e.Op, e.ID, e.Dst, err)
+	}
+	return nil
+}
+
+// lost puts the session where the database has it and returns the
+// transition's error.
+func (s *Board) lost(e sessions.Event, res Response) error {
+	le := &LostError{URL: s.URL, kind: claim.ErrSessionNotAvailable}
+	ce := &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: le, Arbiter: true}
+	switch {
+	case e.Src == "":
+		le.kind = claim.ErrConflict
+	case (e.Op == "done" || e.Op == "release") && e.Owner != "":
+		le.kind = claim.ErrClaimLost
+	case !res.Found:
+		le.kind = claim.ErrSessionNotFound
+	}
+	if !res.Found || res.Row == nil {
+		// The database does not have it: keep the file where it was
+		// (a session made by hand, which sync imports).
+		if err := s.undo(e); err != nil {
+			return errors.Join(ce, err)
+		}
+		return ce
+	}
+	r := res.Row
+	le.Where = place(r.State, r.Owner)
+	le.Fence = r.Fence
+	le.Mine = s.fenceSeen(e.ID)
+	ce.State = sessions.State(r.State)
+	ce.Holder = r.Owner
+	unlock, err := s.lock()
+	if err != nil {
+		return errors.Join(ce, err)
+	}
+	defer unlock()
+	if err := s.placeRow(*r, e.Dst, false); err != nil {
+		return errors.Join(ce, err)
+	}
+	return ce
+}
+
+// place is a session's place as events name it.
+func place(state, owner string) string {
+	if state == "doing" && owner != "" {
+		return "doing/" + owner
+	}
+	return state
+}
+
+// rowPath is the file of row r on this board.
+func (s *Board) rowPath(r Row) string {
+	return s.B.Path(sessions.State(r.State), r.Owner, r.ID)
+}

@@ -1,0 +1,115 @@
+package pgboard
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The machine's daemon. Starting a helper and opening a PostgreSQL
+// connection (a backend forked, authentication) for every pickup process
+// costs more than the transition itself, so pickup talks to one
+// pickup-postgres per database and machine on a unix socket, which keeps
+// a pool of connections; the first pickup that finds none starts it. The
+// socket is made with the system calls, not package net (see the package
+// doc). Without a daemon (PICKUP_PG_DAEMON=0, a password in the URL, a
+// daemon that does not start) pickup starts a helper of its own.
+
+// daemonStart is how long pickup waits for a daemon it started to listen.
+const daemonStart = 5 * time.Second
+
+// runDir is where the sockets are: $PICKUP_PG_RUNDIR, else
+// $XDG_RUNTIME_DIR/pickup, else <tmp>/pickup-<uid>; a folder of this user's
+// only (0700), never a link.
+func runDir() (string, error) {
+	dir := os.Getenv("PICKUP_PG_RUNDIR")
+	if dir == "" {
+		if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" {
+			dir = filepath.Join(x, "pickup")
+		} else {
+			dir = filepath.Join(os.TempDir(), "pickup-"+strconv.Itoa(os.Getuid()))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return "", err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 {
+		return "", fmt.Errorf("%s must be a folder of this user's only (mode 0700)", dir)
+	}
+	return dir, nil
+}
+
+// socketPath is the daemon's socket for url.
+func socketPath(dir, url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return filepath.Join(dir, "pg-"+hex.EncodeToString(sum[:8])+".sock")
+}
+
+// dialUnix connects to a unix socket and returns it as a file.
+func dialUnix(path string) (*os.File, error) {
+	// SOCK_CLOEXEC is Linux's: set close-on-exec right after (a process
+	// started in between would inherit the socket, harmlessly).
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, err
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// dialDaemon connects to the daemon for url, starting it if none
+// answers; nil if there is none to use.
+func dialDaemon(helper, url string) *os.File {
+	if os.Getenv("PICKUP_PG_DAEMON") == "0" {
+		return nil
+	}
+	if _, hasPassword := Redact(url); hasPassword {
+		return nil // never on a command line
+	}
+	dir, err := runDir()
+	if err != nil {
+		return nil
+	}
+	sock := socketPath(dir, url)
+	if f, err := dialUnix(sock); err == nil {
+		return f
+	}
+	args := []string{"--serve", sock}
+	if idle := os.Getenv("PICKUP_PG_IDLE"); idle != "" {
+		args = append(args, "--idle", idle)
+	}
+	cmd := exec.Command(helper, append(args, url)...)
+	if logf, err := os.OpenFile(sock+".log", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+		cmd.Stderr = logf
+		defer logf.Close()
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil
+	}
+	go func() { _ = cmd.Wait() }() // reap it if it exits (another daemon won)
+	deadline := time.Now().Add(daemonStart)
+	for delay := 500 * time.Microsecond; time.Now().Before(deadline); delay = min(2*delay, 20*time.Millisecond) {
+		time.Sleep(delay)
+		if f, err := dialUnix(sock); err == nil {
+			return f
+		}
+	}
+	return nil
+}

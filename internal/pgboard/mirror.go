@@ -1,0 +1,351 @@
+package pgboard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/sessions"
+	"golang.org/x/sys/unix"
+)
+
+// seen is what this board directory shows of one row of the database.
+type seen struct {
+	Place   string `json:"p"` // "todo", "doing/alice", ...
+	Version int64  `json:"v"`
+	Fence   int64  `json:"f,omitempty"`
+}
+
+func (s *Board) viewPath() string { return filepath.Join(s.B.RuntimeDir(), "pg-view.json") }
+
+// lock takes the board's mirror lock: the processes of this board update
+// the view and the files that Refresh writes one at a time.
+func (s *Board) lock() (func(), error) {
+	if err := os.MkdirAll(s.B.RuntimeDir(), 0o755); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(filepath.Join(s.B.RuntimeDir(), "pg.lock"), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("postgres board: lock: %w", err)
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("postgres board: lock: %w", err)
+	}
+	return func() { unix.Close(fd) }, nil
+}
+
+// loadView reads the view (empty if there is none); the lock must be held.
+func (s *Board) loadView() map[string]seen {
+	v := map[string]seen{}
+	if data, err := fsx.ReadRegular(s.viewPath()); err == nil {
+		_ = json.Unmarshal(data, &v)
+	}
+	return v
+}
+
+// saveView replaces the view; the lock must be held.
+func (s *Board) saveView(v map[string]seen) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := s.viewPath() + "." + strconv.Itoa(os.Getpid())
+	_ = os.Remove(tmp)
+	if err := fsx.WriteNew(tmp, data, 0o644, false); err != nil {
+		return fmt.Errorf("postgres board: view: %w", err)
+	}
+	if err := os.Rename(tmp, s.viewPath()); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("postgres board: view: %w", err)
+	}
+	return nil
+}
+
+// see records that this board shows session id at place, as of version.
+func (s *Board) see(id, place string, version, fence int64) {
+	unlock, err := s.lock()
+	if err != nil {
+		return
+	}
+	defer unlock()
+	v := s.loadView()
+	if v[id].Version < version {
+		v[id] = seen{Place: place, Version: version, Fence: fence}
+		_ = s.saveView(v)
+	}
+}
+
+// fenceSeen is the fencing token this board last saw for id.
+func (s *Board) fenceSeen(id string) int64 {
+	unlock, err := s.lock()
+	if err != nil {
+		return 0
+	}
+	defer unlock()
+	return s.loadView()[id].Fence
+}
+
+func exists(path string) bool {
+	info, err := os.Lstat(path)
+	return err == nil && info.Mode().IsRegular()
+}
+
+// placeRow puts session r where the database has it, from the file at
+// from ("" for none) if that exists, with r's content; the lock must be
+// held. onlyFrom: if from has gone meanwhile (a local transition moved
+// it), leave the session to that transition's arbiter.
+func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
+	want := s.rowPath(r)
+	if err := s.B.CheckDir(filepath.Dir(s.rel(want))); err != nil {
+		return fmt.Errorf("postgres board: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
+		return fmt.Errorf("postgres board: %w", err)
+	}
+	if r.State == string(sessions.Todo) {
+		// After the file is in place: a listing that began in between
+		// must not stamp itself fresh without it (sessions.Board.PeekFresh).
+		defer s.B.MarkChanged(sessions.Todo)
+	}
+	moved := false
+	if from != "" && from != want && exists(from) {
+		err := fsx.RenameNoReplace(from, want)
+		switch {
+		case err == nil:
+			moved = true
+		case errors.Is(err, fs.ErrExist):
+			_ = os.Remove(from) // the right place has it already
+		case errors.Is(err, fs.ErrNotExist):
+			if onlyFrom {
+				return nil // moved by a local transition meanwhile
+			}
+		default:
+			return fmt.Errorf("postgres board: move %s: %w", from, err)
+		}
+	}
+	if !moved && !exists(want) {
+		if err := fsx.WriteNew(want, r.Body, 0o644, !s.B.NoSync); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("postgres board: write %s: %w", want, err)
+		}
+	}
+	if r.Body != nil {
+		if old, err := fsx.ReadRegular(want); err == nil && !bytes.Equal(old, r.Body) {
+			tmp := filepath.Join(filepath.Dir(want), "."+filepath.Base(want)+".md"+strconv.Itoa(os.Getpid()))
+			_ = os.Remove(tmp)
+			if err := fsx.WriteNew(tmp, r.Body, 0o644, !s.B.NoSync); err != nil {
+				return fmt.Errorf("postgres board: write %s: %w", want, err)
+			}
+			if err := os.Rename(tmp, want); err != nil {
+				_ = os.Remove(tmp)
+				return fmt.Errorf("postgres board: write %s: %w", want, err)
+			}
+		}
+	}
+	v := s.loadView()
+	if v[r.ID].Version < r.Version {
+		v[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+		return s.saveView(v)
+	}
+	return nil
+}
+
+// rel is path relative to the board, '/'-separated.
+func (s *Board) rel(path string) string {
+	r, err := filepath.Rel(s.B.Dir, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(r)
+}
+
+// placePath is the file of a place as events name it.
+func (s *Board) placePath(p, id string) string {
+	st, owner, ok := parsePlace(p)
+	if !ok || st == "" {
+		return ""
+	}
+	return s.B.Path(sessions.State(st), owner, id)
+}
+
+// Refresh brings the board directory in line with the database: every
+// session that the database has at a newer version than this directory
+// shows is moved (or written) where the database has it, if its file is
+// still where this directory last showed it. One that a local transition
+// has moved since is left to that transition, whose arbiter decides. It
+// reports whether anything changed. first: a board that joins; copies of
+// a session elsewhere than the database has it are removed.
+func (s *Board) Refresh(ctx context.Context) (bool, error) {
+	return s.refresh(false)
+}
+
+func (s *Board) refresh(first bool) (bool, error) {
+	var res Response
+	s.mu.Lock()
+	opened := s.opened
+	s.opened = nil
+	s.mu.Unlock()
+	if opened != nil {
+		res = *opened // read a moment ago, when the board was opened
+	} else {
+		var err error
+		if res, err = s.call("read the board", Request{Op: "state"}); err != nil {
+			return false, err
+		}
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	s.seeBeats(res.Beats)
+	view := s.loadView()
+	var need []string
+	from := map[string]string{}
+	dirty := false
+	for _, r := range res.Rows {
+		v, known := view[r.ID]
+		if r.Version <= v.Version {
+			continue
+		}
+		s.fenceMoved(v, r)
+		want := s.rowPath(r)
+		cur := ""
+		if known {
+			cur = s.placePath(v.Place, r.ID)
+		}
+		switch {
+		case cur == want || (!known && exists(want) && !first):
+			view[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+			dirty = true
+		case known && !exists(cur):
+			if exists(want) {
+				view[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+				dirty = true
+			}
+			// else a local transition moved it: its arbiter decides.
+		default:
+			need = append(need, r.ID)
+			from[r.ID] = cur
+		}
+	}
+	if dirty {
+		if err := s.saveView(view); err != nil {
+			return false, err
+		}
+	}
+	if len(need) == 0 {
+		return dirty, nil
+	}
+	bodies, err := s.call("read the board", Request{Op: "bodies", IDs: need})
+	if err != nil {
+		return dirty, err
+	}
+	for _, r := range bodies.Rows {
+		if first {
+			s.removeCopies(r)
+		}
+		if err := s.placeRow(r, from[r.ID], from[r.ID] != ""); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// removeCopies removes the files of session r other than where the
+// database has it (a board that joins, with copies of its own).
+func (s *Board) removeCopies(r Row) {
+	places, err := s.B.Locate(r.ID)
+	if err != nil {
+		return
+	}
+	want := s.rowPath(r)
+	for _, p := range places {
+		if p.Path != want {
+			_ = os.Remove(p.Path)
+		}
+	}
+}
+
+// fenceMoved records a session that this board showed in an owner's
+// hands and that someone else has moved since (a reap, a release on
+// another machine): that owner's later done or release of it exits with
+// claim.ErrClaimLost, as after a local reap.
+func (s *Board) fenceMoved(v seen, r Row) {
+	st, owner, ok := parsePlace(v.Place)
+	// A reap's event names the owner it reaped, not who reaped.
+	byOwner := r.LastBy == owner && r.LastOp != "reap"
+	if !ok || st != string(sessions.Doing) || owner == "" || byOwner || (r.State == st && r.Owner == owner) {
+		return
+	}
+	leases := &claim.Leases{Board: s.B}
+	reason := fmt.Sprintf("%s by %s in the database %s; fencing token now %d", r.LastOp, r.LastBy, s.URL, r.Fence)
+	if r.LastBy == "" || r.LastOp == "reap" {
+		reason = fmt.Sprintf("%s in the database %s; fencing token now %d", r.LastOp, s.URL, r.Fence)
+	}
+	_ = leases.FenceAs(owner, r.ID, claim.OwnerStale, reason)
+}
+
+// Beat records owner's heartbeat in the database (the server's clock), so
+// that other machines do not reap it while it works.
+func (s *Board) Beat(owner string) error {
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return err
+	}
+	_, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner})
+	return err
+}
+
+// seeBeats renews here the lease of every owner whose heartbeat in the
+// database moved since this board last looked, unless the owner has a
+// process on this machine (which speaks for it): an owner on another
+// machine is then judged stale only `stale` after its last heartbeat
+// anywhere. The lock must be held.
+func (s *Board) seeBeats(beats []Beat) {
+	if len(beats) == 0 {
+		return
+	}
+	path := filepath.Join(s.B.RuntimeDir(), "pg-beats.json")
+	seen := map[string]string{}
+	if data, err := fsx.ReadRegular(path); err == nil {
+		_ = json.Unmarshal(data, &seen)
+	}
+	leases := &claim.Leases{Board: s.B}
+	changed := false
+	for _, b := range beats {
+		if seen[b.Owner] == b.At || sessions.ValidateOwner(b.Owner) != nil {
+			continue
+		}
+		seen[b.Owner] = b.At
+		changed = true
+		if l, err := leases.Get(b.Owner); err == nil && len(l.Holders) > 0 {
+			continue // an owner of this machine
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		_, _ = leases.Heartbeat(b.Owner)
+	}
+	if !changed {
+		return
+	}
+	if data, err := json.Marshal(seen); err == nil {
+		tmp := path + "." + strconv.Itoa(os.Getpid())
+		if os.WriteFile(tmp, data, 0o644) == nil {
+			_ = os.Rename(tmp, path)
+		}
+	}
+}

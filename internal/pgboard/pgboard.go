@@ -1,0 +1,385 @@
+// Package pgboard makes PostgreSQL the arbiter of a board shared by many
+// clones and machines (pickup init --shared postgres://…): a transition
+// stands only once one transaction moved the session's row in the
+// database from where the transition found it.
+//
+// # Design
+//
+// The board stays a directory of markdown files, and the transitions stay
+// what they are on every board: a no-replace rename here first (which
+// settles racers of one clone), then sessions.Board.Arbiter, the same hook
+// the git-shared board uses. Here the arbiter sends the transition to the
+// database: one transaction runs `UPDATE pickup_sessions … WHERE id = $1
+// AND state = <from> AND owner = <from owner>` and appends the transition
+// to pickup_events. One row moved: it stands (a claim takes a fencing
+// token from a sequence, growing across machines). No row: someone moved
+// it first, the local move is undone (the session goes where the database
+// has it) and the claim lost, exactly as at a git remote that refused a
+// push. The connection failing: the local move is undone and the command
+// fails with ErrDatabase (exit 8); a COMMIT whose answer was lost is read
+// back (its event row exists exactly when it committed), never guessed.
+//
+// The board directory of each clone is a mirror of the database that
+// pickup keeps: before a command reads the board (Refresh), sessions made
+// or moved elsewhere are written here. Refresh moves a session here only
+// if its file is still where the last view of the database put it; one
+// that a local transition has moved since is left to that transition's
+// arbiter. The view (which version of each row this directory shows) is
+// kept in .pickup/pg-view.json under a flock.
+//
+// # Why a helper process
+//
+// pgx needs package net, and linking net makes pickup dynamically linked
+// and slower to start at every hook (TestNoCResolver). So pickup never
+// links pgx: it starts pickup-postgres (found next to its own executable,
+// else on PATH) and speaks a line protocol of JSON objects with it on its
+// standard input and output (wire.go); the helper holds the connection
+// and exits when pickup closes its input (or dies). Only commands on a
+// PostgreSQL board pay for it.
+//
+// # Limits
+//
+// The password is never written to config.yaml: libpq's PGPASSWORD,
+// ~/.pgpass and PG* variables supply it, as pgx reads them. Liveness of
+// owners on other hosts, named locks across machines and the git history
+// batches are not built yet.
+package pgboard
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/sessions"
+	"golang.org/x/sys/unix"
+)
+
+// HelperName is the helper command's name.
+const HelperName = "pickup-postgres"
+
+// ErrDatabase: the database could not be reached, dropped the connection,
+// or refused the request; nothing moved here. It comes as a *DatabaseError.
+var ErrDatabase = errors.New("postgres board: database failed")
+
+// DatabaseError says which database failed doing what.
+type DatabaseError struct {
+	URL string // without a password
+	Op  string
+	Err error
+	// Unknown: a transition whose commit was not heard, and which could
+	// not be read back: it may stand in the database. The local move was
+	// undone; the next command's Refresh shows the truth.
+	Unknown bool
+}
+
+func (e *DatabaseError) Error() string {
+	return fmt.Sprintf("%s: database %s: %v", e.Op, e.URL, e.Err)
+}
+
+// Unwrap gives ErrDatabase only.
+func (e *DatabaseError) Unwrap() error { return ErrDatabase }
+
+// Hint says what to do.
+func (e *DatabaseError) Hint() string {
+	if e.Unknown {
+		return "the database may or may not have taken this transition; the session was put back here as it was: when the database answers again, run `pickup sync` and `pickup show ID` to see where it is"
+	}
+	return "nothing was moved on this board; check that the database answers (psql with the same URL and PG* environment: server running, network, password in ~/.pgpass or PGPASSWORD), then run the command again"
+}
+
+// IsURL reports whether s names a PostgreSQL database (a libpq URL).
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Redact returns u without a password (in the user info or a password=
+// parameter), and whether it had one.
+func Redact(u string) (string, bool) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u, false
+	}
+	had := false
+	if p.User != nil {
+		if _, ok := p.User.Password(); ok {
+			p.User = url.User(p.User.Username())
+			had = true
+		}
+	}
+	q := p.Query()
+	if q.Has("password") {
+		q.Del("password")
+		p.RawQuery = q.Encode()
+		had = true
+	}
+	return p.String(), had
+}
+
+// Board is a board whose transitions PostgreSQL arbitrates.
+type Board struct {
+	B   *sessions.Board
+	URL string // without a password
+
+	url    string // as given
+	helper string
+	ch     *channel
+	mu     sync.Mutex
+	opened *Response // open's answer: the state, for the first Refresh
+}
+
+// channel is one line-protocol conversation with pickup-postgres: the
+// machine's daemon or a helper of this process's own.
+type channel struct {
+	url    string // without a password, for errors
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	sock   *os.File
+	stdin  io.WriteCloser
+	w      io.Writer
+	stdout *bufio.Reader
+	broken error // the helper failed: every later request fails so
+}
+
+// FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
+// pickup-postgres next to this executable, else on PATH.
+func FindHelper() (string, error) {
+	if p := os.Getenv("PICKUP_POSTGRES_HELPER"); p != "" {
+		return p, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), HelperName)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath(HelperName)
+	if err != nil {
+		return "", fmt.Errorf("postgres board: %s not found next to pickup nor on PATH (install it with pickup: go install github.com/pickup-dev/pickup/internal/cmd/pickup-postgres)", HelperName)
+	}
+	return p, nil
+}
+
+// dial opens a channel to the database at url: to the machine's daemon,
+// else to a helper of its own.
+func dial(helper, url string) (*channel, error) {
+	redacted, _ := Redact(url)
+	c := &channel{url: redacted}
+	if f := dialDaemon(helper, url); f != nil {
+		c.sock, c.w = f, f
+		c.stdout = bufio.NewReaderSize(f, 64<<10)
+		return c, nil
+	}
+	c.cmd = exec.Command(helper)
+	c.cmd.Stderr = os.Stderr
+	var err error
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	c.w = c.stdin
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c.stdout = bufio.NewReaderSize(out, 64<<10)
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("postgres board: start %s: %w", helper, err)
+	}
+	return c, nil
+}
+
+// Open starts the helper, connects to the database at url (migrating the
+// schema if needed) and makes it b's arbiter. It sets b.Arbiter and
+// b.IDSuffix. Close stops the helper.
+func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
+	redacted, _ := Redact(url)
+	s := &Board{B: b, URL: redacted, url: url}
+	var err error
+	if s.helper, err = FindHelper(); err != nil {
+		return nil, err
+	}
+	res, err := s.connect()
+	if err != nil {
+		return nil, err
+	}
+	s.opened = &res
+	suffix, err := s.idSuffix()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	b.IDSuffix = suffix
+	b.Arbiter = s.Arbiter
+	return s, nil
+}
+
+// connect dials the helper and opens the database, answering with the
+// state. A daemon that goes away before it answers (it was exiting after a
+// minute idle just as this process connected) is dialed once more, which
+// starts a new one.
+func (s *Board) connect() (Response, error) {
+	for try := 0; ; try++ {
+		ch, err := dial(s.helper, s.url)
+		if err != nil {
+			return Response{}, err
+		}
+		s.ch = ch
+		res, err := s.call("connect", Request{Op: "open", URL: s.url, State: true})
+		if err == nil {
+			return res, nil
+		}
+		helperGone := ch.sock != nil && ch.transportFailed()
+		s.Close()
+		if !helperGone || try == 1 {
+			return Response{}, err
+		}
+	}
+}
+
+// transportFailed reports whether the conversation itself broke (the
+// helper went away), not the database.
+func (c *channel) transportFailed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.broken != nil
+}
+
+// Close stops the helper (it exits when its input ends).
+func (s *Board) Close() { s.ch.close() }
+
+func (c *channel) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sock != nil {
+		_ = c.sock.Close()
+		c.sock = nil
+	}
+	if c.cmd != nil {
+		_ = c.stdin.Close()
+		_ = c.cmd.Wait()
+		c.cmd = nil
+	}
+	if c.broken == nil {
+		c.broken = errors.New("closed")
+	}
+}
+
+func (s *Board) call(op string, req Request) (Response, error) { return s.ch.call(op, req) }
+
+// call sends one request and reads its response. A response that failed is
+// returned as a *DatabaseError for op.
+func (c *channel) call(op string, req Request) (Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return Response{}, &DatabaseError{URL: c.url, Op: op, Err: c.broken}
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return Response{}, err
+	}
+	var res Response
+	if _, err = c.w.Write(append(data, '\n')); err == nil {
+		var line []byte
+		if line, err = c.stdout.ReadBytes('\n'); err == nil {
+			err = json.Unmarshal(line, &res)
+		}
+	}
+	if err != nil {
+		c.broken = fmt.Errorf("the helper %s failed: %w", HelperName, err)
+		return Response{}, &DatabaseError{URL: c.url, Op: op, Err: c.broken}
+	}
+	if res.Kind != "" {
+		return res, &DatabaseError{URL: c.url, Op: op, Err: errors.New(res.Err), Unknown: res.Kind == KindUnknown}
+	}
+	return res, nil
+}
+
+// Waiter is a channel of its own that blocks in the database until a
+// session arrives in todo (LISTEN/NOTIFY), so that next --wait wakes
+// within milliseconds of a new, release, reopen or reap on any machine.
+type Waiter struct {
+	ch   *channel
+	once sync.Once
+}
+
+// NewWaiter opens a waiter.
+func (s *Board) NewWaiter() (*Waiter, error) {
+	ch, err := dial(s.helper, s.url)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ch.call("connect", Request{Op: "open", URL: s.url}); err != nil {
+		ch.close()
+		return nil, err
+	}
+	return &Waiter{ch: ch}, nil
+}
+
+// Wait returns when a session arrived in todo on any board of the
+// database, or after at most d.
+func (w *Waiter) Wait(d time.Duration) error {
+	_, err := w.ch.call("wait", Request{Op: "wait", TimeoutMS: int(d / time.Millisecond)})
+	return err
+}
+
+// Close closes the waiter; a Wait under way returns at once.
+func (w *Waiter) Close() {
+	w.once.Do(func() {
+		w.ch.abort()
+		w.ch.close()
+	})
+}
+
+// abort makes a call under way return (with an error) without waiting for
+// its answer.
+func (c *channel) abort() {
+	if c.sock != nil {
+		_ = unix.Shutdown(int(c.sock.Fd()), unix.SHUT_RDWR)
+	}
+	if c.cmd != nil && c.cmd.Process != nil {
+		_ = c.cmd.Process.Kill()
+	}
+}
+
+// idSuffix is this clone's id suffix, made once and kept in .pickup/, so
+// that boards sharing a database never make the same id.
+func (s *Board) idSuffix() (string, error) {
+	path := filepath.Join(s.B.RuntimeDir(), "pg-id-suffix")
+	read := func() (string, bool) {
+		data, err := fsx.ReadRegular(path)
+		v := strings.TrimSpace(string(data))
+		return v, err == nil && sessions.ValidIDSuffix(v)
+	}
+	if v, ok := read(); ok {
+		return v, nil
+	}
+	random := make([]byte, sessions.IDSuffixLen)
+	_, _ = rand.Read(random)
+	v, err := sessions.NewIDSuffix(random)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(s.B.RuntimeDir(), 0o755); err != nil {
+		return "", err
+	}
+	if err := fsx.WriteNew(path, []byte(v+"\n"), 0o644, true); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("postgres board: id suffix: %w", err)
+	}
+	if kept, ok := read(); ok {
+		return kept, nil // another process wrote one first
+	}
+	return v, nil
+}

@@ -1,0 +1,108 @@
+package pgserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// migrations are the schema's versions, in order: migration i takes the
+// schema from version i to i+1. Never edit one that has shipped; add.
+var migrations = []string{
+	// 1: sessions, their history, and the sequences of versions and
+	// fencing tokens.
+	`CREATE SEQUENCE pickup_version;
+	CREATE SEQUENCE pickup_fence;
+	CREATE TABLE pickup_sessions (
+		id text PRIMARY KEY,
+		state text NOT NULL,
+		owner text NOT NULL DEFAULT '',
+		body bytea NOT NULL,
+		version bigint NOT NULL,
+		fence bigint NOT NULL DEFAULT 0,
+		last_op text NOT NULL DEFAULT '',
+		last_by text NOT NULL DEFAULT '',
+		updated_at timestamptz NOT NULL DEFAULT now()
+	);
+	CREATE INDEX pickup_sessions_state ON pickup_sessions (state);
+	CREATE TABLE pickup_events (
+		seq bigserial PRIMARY KEY,
+		tx text UNIQUE,
+		at timestamptz NOT NULL DEFAULT now(),
+		id text NOT NULL,
+		op text NOT NULL,
+		src text NOT NULL,
+		dst text NOT NULL,
+		owner text NOT NULL DEFAULT '',
+		reason text NOT NULL DEFAULT '',
+		version bigint NOT NULL,
+		fence bigint NOT NULL DEFAULT 0
+	);`,
+	// 2: owners' heartbeats, judged on the server's clock.
+	`CREATE TABLE pickup_beats (
+		owner text PRIMARY KEY,
+		at timestamptz NOT NULL
+	);`,
+}
+
+// SchemaVersion is the schema version this pickup makes and reads.
+var SchemaVersion = len(migrations)
+
+// migrateLock is the advisory lock that makes pickups that start at once
+// migrate one at a time ("pickup" in ASCII).
+const migrateLock = 0x7069636b7570
+
+// ErrNewerSchema: the database was migrated by a newer pickup.
+var ErrNewerSchema = errors.New("the database's pickup schema is newer than this pickup")
+
+// migrate brings the schema to SchemaVersion. The usual case, a schema
+// that is current, costs one query; otherwise it takes the advisory lock,
+// reads the version again and applies what is missing in one
+// transaction.
+func migrate(ctx context.Context, conn *pgx.Conn) error {
+	var v int
+	err := conn.QueryRow(ctx, `SELECT version FROM pickup_schema`).Scan(&v)
+	switch {
+	case err == nil && v == SchemaVersion:
+		return nil
+	case err == nil && v > SchemaVersion:
+		return fmt.Errorf("%w (version %d, this pickup knows %d): upgrade pickup", ErrNewerSchema, v, SchemaVersion)
+	case err != nil && !undefinedTable(err):
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrateLock)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS pickup_schema (version int NOT NULL)`); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, `SELECT version FROM pickup_schema FOR UPDATE`).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			v = 0
+			_, err = tx.Exec(ctx, `INSERT INTO pickup_schema (version) VALUES (0)`)
+		}
+		if err != nil {
+			return err
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("%w (version %d, this pickup knows %d): upgrade pickup", ErrNewerSchema, v, SchemaVersion)
+		}
+		for i := v; i < SchemaVersion; i++ {
+			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migrate to schema version %d: %w", i+1, err)
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE pickup_schema SET version = $1`, SchemaVersion)
+		return err
+	})
+}
+
+func undefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
+}

@@ -1,0 +1,357 @@
+// Package pgserver is the database side of a PostgreSQL board: it serves
+// pgboard's line protocol (see pgboard.Request) over one connection made
+// with pgx. Only the helper command pickup-postgres links it (and so
+// package net); pickup itself never does.
+package pgserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/pickup-dev/pickup/internal/pgboard"
+)
+
+// Deadlines. A request that the server does not answer in RequestTimeout
+// fails as unreachable (a stalled connection is not waited on forever);
+// the outcome of a commit that was not heard is read back for up to
+// ReadBackFor while the server restarts.
+const (
+	ConnectTimeout = 5 * time.Second
+	RequestTimeout = 15 * time.Second
+	ReadBackFor    = 20 * time.Second
+)
+
+// Server holds one connection to the database.
+type Server struct {
+	url      string
+	conn     *pgx.Conn
+	migrated bool // the schema was checked on conn
+	// listening: conn runs LISTEN (a daemon does not pool it).
+	listening bool
+}
+
+// notifyChannel is the channel of NOTIFY: a session arrived in todo.
+const notifyChannel = "pickup_todo"
+
+// wait blocks until a NOTIFY on notifyChannel arrives or d has passed
+// (both are an answer: the caller reads the board either way).
+func (s *Server) wait(d time.Duration) pgboard.Response {
+	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
+	defer cancel()
+	if err := s.connect(ctx); err != nil {
+		return fail(err)
+	}
+	if !s.listening {
+		if _, err := s.conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+			return fail(s.dropIfBroken(err))
+		}
+		s.listening = true
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), d)
+	defer wcancel()
+	_, err := s.conn.WaitForNotification(wctx)
+	if err != nil && wctx.Err() == nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true}
+}
+
+// Serve answers requests from r on w until r ends, on a connection of its
+// own.
+func Serve(r io.Reader, w io.Writer) error {
+	s := &Server{}
+	defer s.close()
+	return Serve2(s, r, w)
+}
+
+// Serve2 is Serve on s's connection (a daemon's pooled one), which it
+// leaves open.
+func Serve2(s *Server, r io.Reader, w io.Writer) error {
+	in := bufio.NewScanner(r)
+	in.Buffer(make([]byte, 64<<10), 256<<20)
+	out := bufio.NewWriter(w)
+	enc := json.NewEncoder(out)
+	for in.Scan() {
+		var req pgboard.Request
+		var res pgboard.Response
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			res = pgboard.Response{Kind: pgboard.KindError, Err: fmt.Sprintf("bad request: %v", err)}
+		} else {
+			res = s.handle(&req)
+		}
+		if err := enc.Encode(&res); err != nil {
+			return err
+		}
+		if err := out.Flush(); err != nil {
+			return err
+		}
+	}
+	return in.Err()
+}
+
+func (s *Server) close() {
+	if s.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = s.conn.Close(ctx)
+		cancel()
+		s.conn = nil
+		s.migrated = false
+		s.listening = false
+	}
+}
+
+func (s *Server) handle(req *pgboard.Request) pgboard.Response {
+	ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
+	defer cancel()
+	switch req.Op {
+	case "open":
+		if s.url != req.URL {
+			s.close()
+			s.url = req.URL
+		}
+		res := s.retry(ctx, func() pgboard.Response {
+			if !s.migrated {
+				if err := migrate(ctx, s.conn); err != nil {
+					return fail(s.dropIfBroken(err))
+				}
+				s.migrated = true
+			}
+			return pgboard.Response{OK: true}
+		})
+		if res.OK && req.State {
+			return s.state(ctx)
+		}
+		return res
+	case "state":
+		return s.retry(ctx, func() pgboard.Response { return s.state(ctx) })
+	case "bodies":
+		return s.retry(ctx, func() pgboard.Response { return s.bodies(ctx, req.IDs) })
+	case "import":
+		return s.retry(ctx, func() pgboard.Response { return s.importRows(ctx, req.Sessions) })
+	case "beat":
+		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner) })
+	case "wait":
+		return s.wait(time.Duration(req.TimeoutMS) * time.Millisecond)
+	case "move":
+		if req.Move == nil {
+			return pgboard.Response{Kind: pgboard.KindError, Err: "move without a transition"}
+		}
+		return s.move(ctx, req.Move)
+	}
+	return pgboard.Response{Kind: pgboard.KindError, Err: fmt.Sprintf("unknown request %q", req.Op)}
+}
+
+// connect makes the connection if there is none.
+func (s *Server) connect(ctx context.Context) error {
+	if s.conn != nil && !s.conn.IsClosed() {
+		return nil
+	}
+	if s.url == "" {
+		return &failure{kind: pgboard.KindError, err: errors.New("not opened")}
+	}
+	cfg, err := pgx.ParseConfig(s.url)
+	if err != nil {
+		return &failure{kind: pgboard.KindError, err: err}
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = ConnectTimeout
+	}
+	// A deadline that passes unblocks the read and leaves the connection
+	// open (a wait that timed out is no failure); the default would send
+	// the server a cancel request on a connection of its own.
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return &failure{kind: pgboard.KindUnreachable, err: err}
+	}
+	s.conn = conn
+	return nil
+}
+
+// failure is an error with its kind.
+type failure struct {
+	kind string
+	err  error
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+func fail(err error) pgboard.Response {
+	var f *failure
+	if errors.As(err, &f) {
+		return pgboard.Response{Kind: f.kind, Err: f.Error()}
+	}
+	return pgboard.Response{Kind: pgboard.KindError, Err: err.Error()}
+}
+
+// broken reports whether err is the connection's failure, not the
+// database's answer.
+func broken(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// The server going away answers with these before it closes.
+		switch pe.Code {
+		case "57P01", "57P02", "57P03", "08000", "08003", "08006":
+			return true
+		}
+		return false
+	}
+	return err != nil
+}
+
+// dropIfBroken closes a connection that err broke, so that the next
+// request connects again, and marks err unreachable.
+func (s *Server) dropIfBroken(err error) error {
+	if err == nil {
+		return nil
+	}
+	var f *failure
+	if errors.As(err, &f) {
+		return err
+	}
+	if broken(err) {
+		s.close()
+		return &failure{kind: pgboard.KindUnreachable, err: err}
+	}
+	return &failure{kind: pgboard.KindError, err: err}
+}
+
+// retry runs a read (or an idempotent write) once more on a new connection
+// when the first one was broken: a server restart or a terminated backend
+// between two requests costs a reconnection, not a failure.
+func (s *Server) retry(ctx context.Context, f func() pgboard.Response) pgboard.Response {
+	for try := 0; ; try++ {
+		if err := s.connect(ctx); err != nil {
+			return fail(err)
+		}
+		res := f()
+		if res.Kind != pgboard.KindUnreachable || try == 1 {
+			return res
+		}
+	}
+}
+
+// beat records owner's heartbeat, at the server's clock.
+func (s *Server) beat(ctx context.Context, owner string) pgboard.Response {
+	if _, err := s.conn.Exec(ctx, `INSERT INTO pickup_beats (owner, at) VALUES ($1, now()) ON CONFLICT (owner) DO UPDATE SET at = now()`, owner); err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true}
+}
+
+// beats reads every owner's heartbeat, as its age on the server's clock.
+func (s *Server) beats(ctx context.Context) ([]pgboard.Beat, error) {
+	rows, err := s.conn.Query(ctx, `SELECT owner, at, extract(epoch FROM now() - at) FROM pickup_beats`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Beat, error) {
+		var b pgboard.Beat
+		var at time.Time
+		var age float64
+		err := r.Scan(&b.Owner, &at, &age)
+		b.At = at.UTC().Format(time.RFC3339Nano)
+		b.AgeMS = int64(age * 1000)
+		return b, err
+	})
+}
+
+func (s *Server) state(ctx context.Context) pgboard.Response {
+	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, last_op, last_by FROM pickup_sessions`)
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Row, error) {
+		var x pgboard.Row
+		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence, &x.LastOp, &x.LastBy)
+		return x, err
+	})
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	beats, err := s.beats(ctx)
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Rows: out, Beats: beats}
+}
+
+func (s *Server) bodies(ctx context.Context, ids []string) pgboard.Response {
+	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, last_op, last_by, body FROM pickup_sessions WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Row, error) {
+		var x pgboard.Row
+		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence, &x.LastOp, &x.LastBy, &x.Body)
+		return x, err
+	})
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Rows: out}
+}
+
+// importRows inserts the sessions whose ids the database does not have
+// (a board that joins: its sessions made before it was shared), in one
+// transaction.
+func (s *Server) importRows(ctx context.Context, in []pgboard.Row) pgboard.Response {
+	n := 0
+	var conflicts []string
+	err := pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
+		n, conflicts = 0, nil
+		for _, r := range in {
+			tag, err := tx.Exec(ctx, `INSERT INTO pickup_sessions (id, state, owner, body, version, last_op) VALUES ($1, $2, $3, $4, nextval('pickup_version'), 'import') ON CONFLICT (id) DO NOTHING`,
+				r.ID, r.State, r.Owner, r.Body)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				// Another board's session has this id: the same one
+				// (imported twice) or a different one (ids made apart
+				// before sharing), which the caller renames.
+				var same bool
+				if err := tx.QueryRow(ctx, `SELECT body = $2 FROM pickup_sessions WHERE id = $1`, r.ID, r.Body).Scan(&same); err != nil {
+					return err
+				}
+				if !same {
+					conflicts = append(conflicts, r.ID)
+				}
+			}
+			if tag.RowsAffected() == 1 {
+				n++
+				if _, err := tx.Exec(ctx, `INSERT INTO pickup_events (id, op, src, dst, version) VALUES ($1, 'import', '', $2, currval('pickup_version'))`, r.ID, place(r.State, r.Owner)); err != nil {
+					return err
+				}
+			}
+		}
+		if n > 0 {
+			_, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, notifyChannel)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Count: n, IDs: conflicts}
+}
+
+// place is a session's place as the event log names it.
+func place(state, owner string) string {
+	if state == "doing" && owner != "" {
+		return "doing/" + owner
+	}
+	return state
+}
