@@ -75,6 +75,20 @@ func diskFull(err error, where string) *DiskFullError {
 
 // noRoom reports whether the filesystem that holds path has (almost) no
 // room left for this user: less than 64 KiB, or no inode.
+// localWriteFailed reports whether err is a git command that failed
+// writing a file of the local repository (a ref's .lock, an object): a
+// local failure, not the remote's, even when the disk no longer looks
+// full by the time pickup looks (the space was freed meanwhile).
+func localWriteFailed(err error) bool {
+	var ge *gitx.Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	msg := strings.ToLower(ge.Stderr)
+	return strings.Contains(msg, ".lock'") && (strings.Contains(msg, "write") || strings.Contains(msg, "unable to create")) ||
+		strings.Contains(msg, "unable to write") || strings.Contains(msg, "failed to write")
+}
+
 func noRoom(path string) bool {
 	var st unix.Statfs_t
 	if path == "" || unix.Statfs(path, &st) != nil {

@@ -99,6 +99,9 @@ func (e *RemoteError) Hint() string {
 		return fmt.Sprintf("the remote stopped answering (a dead VPN, a hung proxy or server?) and pickup gave up at its network deadline; this clone's board is left as the remote had it when last heard from; check that `git fetch %s` answers from this clone, then run the command again (network_timeout: in config.yaml, or $PICKUP_NETWORK_TIMEOUT, sets the deadline)",
 			e.Remote)
 	}
+	if localWriteFailed(e.Err) {
+		return "nothing was moved on this board; git could not write a file in this clone's git directory (a full disk that has since been freed, or permissions): check free space and that the clone's .git is writable, then run the command again"
+	}
 	return fmt.Sprintf("nothing was moved on this board; check that `git fetch %s` and `git push %s %s` work from this clone (network, credentials, write access; the branch %s must not be protected nor guarded by a hook that refuses pickup's commits), then run the command again",
 		e.Remote, e.Remote, e.Branch, e.Branch)
 }
