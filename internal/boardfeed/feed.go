@@ -48,6 +48,37 @@ type Feed struct {
 
 	mu     sync.Mutex
 	logOff int64 // events.log is read up to here (a line's end)
+	// peerHosts: the machine of each owner of another clone, from its
+	// last heartbeat (refreshPeerHosts, under mu).
+	peerHosts map[string]string
+}
+
+// refreshPeerHosts reads, after a fetch, which machine each owner of
+// another clone last sent a heartbeat from, and returns the owners whose
+// machine changed. A failure keeps what was known.
+func (f *Feed) refreshPeerHosts(ctx context.Context) (changed []string) {
+	if f.Shared == nil {
+		return nil
+	}
+	hosts, err := f.Shared.PeerHosts(ctx)
+	if err != nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for owner, host := range hosts {
+		if f.peerHosts[owner] != host {
+			changed = append(changed, owner)
+		}
+	}
+	f.peerHosts = hosts
+	return changed
+}
+
+func (f *Feed) peerHost(owner string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.peerHosts[owner]
 }
 
 // Open opens the board in dir as pickup status would (config.yaml's stale
@@ -119,6 +150,7 @@ func (f *Feed) Snapshot() (boardview.Snapshot, error) {
 			snap.Items[i].Waits = waits[snap.Items[i].ID]
 		}
 	}
+	f.refreshPeerHosts(context.Background())
 	if snap.Owners, err = f.judgeAll(); err != nil {
 		return snap, err
 	}
@@ -216,6 +248,7 @@ func (f *Feed) judge(owner string) (boardview.Owner, bool) {
 		o.Host = lease.Holders[0].Host
 	} else if !lease.Created.IsZero() && f.Shared != nil {
 		o.Elsewhere = true // a lease this clone keeps for an owner of another clone
+		o.Host = f.peerHost(owner)
 	}
 	if lease.Created.IsZero() {
 		if list, err := f.B.ListOwner(owner); err != nil || len(list) == 0 {

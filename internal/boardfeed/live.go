@@ -304,6 +304,12 @@ func (l *live) fetch() {
 		if l.ctx.Err() != nil {
 			return
 		}
+		if err == nil {
+			// An owner judged before its machine was known is judged again.
+			for _, owner := range f.refreshPeerHosts(l.ctx) {
+				l.rejudge(owner, true)
+			}
+		}
 		if err != nil {
 			l.emit(boardview.FeedStatus{At: f.now(), FetchErr: err.Error()})
 		} else {

@@ -348,7 +348,7 @@ func ownersBlock(s *State, u *UI, o Options) *block {
 			state = "✗ DEAD"
 		}
 		host := Clean(r.Host)
-		if r.Elsewhere {
+		if r.Elsewhere && host == "" {
 			host = "other clone"
 		} else if host == "" {
 			host = "-"

@@ -34,6 +34,8 @@ const ExitRemote = 8
 type sharedMode struct {
 	proxy  func() string       // Repo.Proxy of the boards it opens (Env.GitProxy)
 	getenv func(string) string // Env.Getenv, for $PICKUP_NETWORK_TIMEOUT
+	// hostname names this machine in the heartbeats (Env.Hostname).
+	hostname func() (string, error)
 	// netCfg is config.yaml's network_timeout (ns): read without mu,
 	// which ready holds while it opens the board.
 	netCfg atomic.Int64
@@ -150,6 +152,9 @@ func (m *sharedMode) open(ctx context.Context, b *sessions.Board, remote, branch
 		sb.Repo.Proxy = m.proxy()
 	}
 	sb.Repo.NetTimeout = timeout
+	if m.hostname != nil {
+		sb.Host, _ = m.hostname()
+	}
 	return sb, nil
 }
 

@@ -61,6 +61,9 @@ func (s *Board) Heartbeat(ctx context.Context, owner string, every time.Duration
 		return false, nil
 	}
 	msg := fmt.Sprintf("pickup: heartbeat %s %s", owner, time.Now().UTC().Format(time.RFC3339Nano))
+	if s.Host != "" {
+		msg += " on " + s.Host
+	}
 	var commit string
 	var err error
 	if s.Repo.ObjectsInProcess() {
@@ -82,6 +85,67 @@ func (s *Board) Heartbeat(ctx context.Context, owner string, every time.Duration
 		_ = os.Chtimes(mark, now, now)
 	}
 	return true, nil
+}
+
+// PeerHosts returns, for each owner of another clone whose heartbeat
+// this clone has seen, the machine that heartbeat came from (as that
+// machine named itself; owners whose pickup wrote no host are left out).
+// It reads the heartbeat commits that the last fetches brought (their
+// refs are dropped after each fetch, the objects stay), with one git
+// process; it fetches nothing. Only the live board asks: no transition
+// pays for it.
+func (s *Board) PeerHosts(ctx context.Context) (map[string]string, error) {
+	seen := map[string]peerSeen{}
+	if data, err := fsx.ReadRegular(filepath.Join(s.dir, "peers.json")); err == nil {
+		_ = json.Unmarshal(data, &seen)
+	}
+	args := []string{"log", "--no-walk=unsorted", "--format=%H%x00%s"}
+	for _, p := range seen {
+		if isHash(p.Commit) {
+			args = append(args, p.Commit)
+		}
+	}
+	if len(args) == 3 {
+		return map[string]string{}, nil
+	}
+	out, err := s.Repo.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return peerHosts(seen, out), nil
+}
+
+// isHash reports whether h is a full object name (hex), so that nothing
+// read from peers.json is taken by git for an option.
+func isHash(h string) bool {
+	if len(h) != 40 && len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// peerHosts reads git log's "<commit>\x00<subject>" lines for the owners
+// of seen.
+func peerHosts(seen map[string]peerSeen, out string) map[string]string {
+	subjects := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if commit, subject, ok := strings.Cut(line, "\x00"); ok {
+			subjects[commit] = subject
+		}
+	}
+	hosts := map[string]string{}
+	for owner, p := range seen {
+		subject := subjects[p.Commit]
+		if _, host, ok := strings.Cut(subject, " on "); ok && host != "" && strings.HasPrefix(subject, "pickup: heartbeat "+owner+" ") {
+			hosts[owner] = host
+		}
+	}
+	return hosts
 }
 
 // peerSeen is what this clone knows of another owner's heartbeat ref.

@@ -160,6 +160,9 @@ type Board struct {
 	// replace them).
 	Sleep func(time.Duration)
 	Rand  func() float64
+	// Host is this machine's name, written into each heartbeat so that
+	// other clones can tell where an owner works (pickup board shows it).
+	Host string
 
 	dir string // <git common dir>/pickup
 	// acceptConfig: apply takes a fetched config.yaml whatever it says

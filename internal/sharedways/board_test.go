@@ -91,10 +91,17 @@ func TestBoardShowsOtherClones(t *testing.T) {
 	if res := b.pickupEnv(context.Background(), "peer-b", []string{fmt.Sprintf("PICKUP_PID=%d", pid)}, "claim", ids[1]); res.code != 0 {
 		t.Fatalf("claim in B: exit %d: %s", res.code, res.stderr)
 	}
-	waitFor("B's agent and its claim", func(s string) bool {
+	// B's heartbeat names B's machine (this one, as both clones are here):
+	// the board shows it in the HOST column, not a bare "other clone".
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor("B's agent, its machine and its claim", func(s string) bool {
 		var owner, claimed bool
 		for _, l := range strings.Split(s, "\n") {
-			owner = owner || strings.Contains(l, "peer-b") && strings.Contains(l, "other clone")
+			f := strings.Fields(l)
+			owner = owner || len(f) > 2 && f[0] == "peer-b" && f[2] == host
 			claimed = claimed || strings.Contains(l, "└ "+ids[1])
 		}
 		return owner && claimed && strings.Contains(s, "1 todo  1 doing")
