@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -145,8 +146,21 @@ func TestBoardInTmux(t *testing.T) {
 
 	// Idle: nothing happens on the board, so the board does nothing. Its
 	// age label changes every second for ten seconds after an event, then
-	// every ten: wait for those to pass, then read its CPU time over 5 s.
-	time.Sleep(10 * time.Second)
+	// every ten (NextRedraw): wait for the moment it turns to a whole ten
+	// seconds ("(10s ago)", "(20s ago)", ...) and read the board's CPU
+	// time over the next 5 s, which hold no redraw. (Sleeping a fixed 10 s
+	// let the window catch the next redraw on a slow run.)
+	tens := regexp.MustCompile(`\(([1-5]0)s ago\)`)
+	label := func(s string) string { return tens.FindString(s) }
+	was := label(tm.screen())
+	tm.waitFor("the label turning to a whole ten seconds", 30*time.Second, func(s string) bool {
+		l := label(s)
+		if l == "" || l == was {
+			was = l
+			return false
+		}
+		return true
+	})
 	before := cpuTicks(t, boardPID)
 	time.Sleep(5 * time.Second)
 	if used := cpuTicks(t, boardPID) - before; used != 0 {
@@ -159,7 +173,11 @@ func TestBoardInTmux(t *testing.T) {
 	tm.tmux("send-keys", "x")
 	tm.waitFor("the board again", time.Second, func(s string) bool { return strings.Contains(s, "OWNERS (") })
 	tm.tmux("send-keys", "q")
-	tm.waitFor("the exit", 5*time.Second, func(s string) bool { return strings.Contains(s, "BOARD-EXITED") })
+	// stty -a's first line starts "speed": wait for it, not only for the
+	// marker before it (a loaded machine printed the marker alone first).
+	tm.waitFor("the exit", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "BOARD-EXITED") && strings.Contains(s, "speed ")
+	})
 	after := tm.screen()
 	if strings.Contains(after, "OWNERS (") {
 		t.Errorf("the board is still on the screen after q (the alternate screen was not left):\n%s", after)
