@@ -96,7 +96,7 @@ func (e *RemoteError) Hint() string {
 		return "nothing was moved on this board; other clones kept pushing first (a very busy board, or a clone whose pushes loop): run the command again in a moment"
 	}
 	if errors.Is(e.Err, gitx.ErrNetTimeout) {
-		return fmt.Sprintf("the remote stopped answering (a dead VPN, a hung proxy or server?) and pickup gave up at its network deadline; this clone's board is left as the remote had it when last heard from; check that `git fetch %s` answers from this clone, then run the command again (network_timeout: in config.yaml, or $PICKUP_NETWORK_TIMEOUT, sets the deadline)",
+		return fmt.Sprintf("the remote stopped answering (a dead VPN, a hung proxy or server?) and pickup gave up at its network deadline; this clone's board is left as the remote had it when last heard from (a push cut off at the deadline may still have landed: once the remote answers, `pickup list --mine` shows what this owner holds); check that `git fetch %s` answers from this clone, then run the command again (network_timeout: in config.yaml, or $PICKUP_NETWORK_TIMEOUT, sets the deadline)",
 			e.Remote)
 	}
 	if localWriteFailed(e.Err) {
