@@ -88,7 +88,7 @@ func (e unknownHelpError) Hint() string {
 // the owner come from, and the exit codes (from the exit-codes topic). It
 // is made only for a run that may print it, not for every command.
 func appDescription(global []ucli.Flag, args []string) string {
-	if name := commandArg(global, args); name != "" && name != "help" && name != "h" {
+	if name := commandArg(global, args); name != "" && name != "help" && name != "h" || versionOnly(args) {
 		return ""
 	}
 	return "A board is a directory: todo/<id>.md waits, doing/<owner>/<id>.md is claimed by <owner>,\n" +
@@ -99,6 +99,21 @@ func appDescription(global []ucli.Flag, args []string) string {
 		"Owner: --owner, else $PICKUP_OWNER, $CLAUDE_CODE_SESSION_ID, $CLAUDE_SESSION_ID,\n$CODEX_THREAD_ID, the Claude Code session that ran pickup, else <user>-<host> (your\nuser and host names, every character outside [A-Za-z0-9._-] made a -).\n\n" +
 		topicLine() + "\n\n" +
 		help.ExitCodeList()
+}
+
+// versionOnly reports whether args ask for the version and no help: such a
+// run prints one line, and pickup --version is timed as pickup's start-up.
+func versionOnly(args []string) bool {
+	version := false
+	for _, a := range args[min(1, len(args)):] {
+		switch a {
+		case "--version", "-version", "-v":
+			version = true
+		case "--help", "-help", "-h", "help", "h":
+			return false
+		}
+	}
+	return version
 }
 
 // topicLine names every help topic, wrapped as the rest of pickup's help.

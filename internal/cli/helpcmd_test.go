@@ -90,3 +90,26 @@ func TestHelpListsEveryExitCode(t *testing.T) {
 		t.Errorf("a run of next builds pickup's help text: %q", d)
 	}
 }
+
+// The help text reads every topic: only a run that may print it builds it,
+// so that pickup --version (pickup's start-up, as benchmarked) does not.
+func TestAppDescriptionOnlyWhenHelpMayPrint(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		built bool
+	}{
+		{[]string{"pickup"}, true},
+		{[]string{"pickup", "--help"}, true},
+		{[]string{"pickup", "help"}, true},
+		{[]string{"pickup", "-v", "--help"}, true},
+		{[]string{"pickup", "--version"}, false},
+		{[]string{"pickup", "-v"}, false},
+		{[]string{"pickup", "list"}, false},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			if got := appDescription(nil, tc.args) != ""; got != tc.built {
+				t.Errorf("appDescription(%q) built = %v, want %v", tc.args, got, tc.built)
+			}
+		})
+	}
+}
