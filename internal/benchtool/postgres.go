@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -232,51 +231,9 @@ func postgresBoard(e *env) (Row, error) {
 // drainAgentsEnv is drainAgents with one environment per board (the board
 // named by PICKUP_DIR in it).
 func (e *env) drainAgentsEnv(dir string, envs [][]string, agents int) (int, error) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	claims := 0
-	var first error
+	places := make([]drainPlace, len(envs))
 	for i, env := range envs {
-		for j := range agents {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				owner := fmt.Sprintf("b%da%d", i, j)
-				for {
-					out, err := e.pickupIn(dir, env, "--owner", owner, "next", "--json")
-					if err != nil {
-						if !strings.Contains(err.Error(), "exit status 3") {
-							mu.Lock()
-							first = cmpOr(first, err)
-							mu.Unlock()
-						}
-						return
-					}
-					id := jsonID(out)
-					if _, err := e.pickupIn(dir, env, "--owner", owner, "done", id); err != nil {
-						mu.Lock()
-						first = cmpOr(first, err)
-						mu.Unlock()
-						return
-					}
-					mu.Lock()
-					claims++
-					mu.Unlock()
-				}
-			}()
-		}
+		places[i] = drainPlace{dir, env}
 	}
-	wg.Wait()
-	return claims, first
-}
-
-// jsonID is the "id" of a JSON object.
-func jsonID(out string) string {
-	_, rest, ok := strings.Cut(out, `"id":`)
-	if !ok {
-		return ""
-	}
-	rest = strings.TrimLeft(rest, " \"")
-	id, _, _ := strings.Cut(rest, `"`)
-	return id
+	return e.drain(places, agents, "b")
 }
