@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"sync"
+	"time"
 
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"golang.org/x/sys/unix"
@@ -32,7 +33,16 @@ type gitGate struct {
 // tree as much again for the gate, and a stat per kind of stopped
 // operation.
 func (b *Board) EnterMove() (leave func(), err error) {
-	unguard, err := b.enterGuard(unix.LOCK_SH, moveGuardWait)
+	return b.enterGuardAndGate(unix.LOCK_SH, moveGuardWait)
+}
+
+// enterGuardAndGate holds the move guard as how says (shared for a move,
+// exclusive for a repair) and, on a board in a git work tree, that work
+// tree's sync gate shared; leave releases both, the gate first. It is the
+// one path for moves and repairs, so both take the two locks in the same
+// order.
+func (b *Board) enterGuardAndGate(how int, wait time.Duration) (leave func(), err error) {
+	unguard, err := b.enterGuard(how, wait)
 	if err != nil {
 		return nil, err
 	}

@@ -114,18 +114,5 @@ func (b *Board) enterGuard(how int, wait time.Duration) (leave func(), err error
 // in flight on this machine until leave) and, on a board in a git work
 // tree, that work tree's sync gate shared, as a move does (see EnterMove).
 func (b *Board) enterRepair() (leave func(), err error) {
-	unguard, err := b.enterGuard(unix.LOCK_EX, repairGuardWait)
-	if err != nil {
-		return nil, err
-	}
-	b.git.once.Do(func() { b.git.gate = findGate(b.Dir) })
-	if b.git.gate == nil {
-		return unguard, nil
-	}
-	ungate, err := b.git.gate.Enter()
-	if err != nil {
-		unguard()
-		return nil, err
-	}
-	return func() { ungate(); unguard() }, nil
+	return b.enterGuardAndGate(unix.LOCK_EX, repairGuardWait)
 }

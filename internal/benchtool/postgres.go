@@ -2,101 +2,17 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/privatepg"
 )
 
 // --- a board that PostgreSQL arbitrates ---------------------------------------
-
-// pgBin is where Debian keeps PostgreSQL's server programs (the newest
-// version installed).
-var pgBin = newestPGBin()
-
-func newestPGBin() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	best, bestV := "/usr/lib/postgresql/15/bin", 0
-	for _, d := range dirs {
-		if v, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil && v > bestV {
-			best, bestV = d, v
-		}
-	}
-	return best
-}
-
-// pgServer is a private PostgreSQL 15 on 127.0.0.1 (as nobody when run as
-// root), with its default settings: fsync on.
-type pgServer struct {
-	dir, data, as string
-	port          int
-}
-
-func (s *pgServer) run(prog string, args ...string) error {
-	path := filepath.Join(pgBin, prog)
-	cmd := exec.Command(path, args...)
-	if s.as != "" {
-		cmd = exec.Command("runuser", append([]string{"-u", s.as, "--", path}, args...)...)
-	}
-	cmd.Dir = s.dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %v: %s", prog, err, out)
-	}
-	return nil
-}
-
-func startPG(dir string) (*pgServer, error) {
-	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
-		return nil, fmt.Errorf("PostgreSQL is not installed: %v", err)
-	}
-	s := &pgServer{dir: dir, data: filepath.Join(dir, "data")}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if os.Geteuid() == 0 {
-		s.as = "nobody"
-		u, err := user.Lookup(s.as)
-		if err != nil {
-			return nil, err
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return nil, err
-		}
-		// nobody must reach it: the bench's own folders above it are
-		// made 0700.
-		for p := filepath.Dir(dir); p != "/" && p != os.TempDir() && p != "."; p = filepath.Dir(p) {
-			_ = os.Chmod(p, 0o755)
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s.port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	if err := s.run("initdb", "-D", s.data, "-A", "trust", "-U", "pickup"); err != nil {
-		return nil, err
-	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", s.port, dir)
-	if err := s.run("pg_ctl", "-D", s.data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *pgServer) stop() { _ = s.run("pg_ctl", "-D", s.data, "-m", "fast", "-w", "stop") }
-
-func (s *pgServer) url() string {
-	return fmt.Sprintf("postgres://pickup@127.0.0.1:%d/postgres?sslmode=disable", s.port)
-}
 
 // postgresBoard measures boards that PostgreSQL arbitrates, each against
 // one local board in the same run (fsync on for both, and for the
@@ -115,11 +31,11 @@ func postgresBoard(e *env) (Row, error) {
 		Target: "drain ≤ 3× local; wake-up p50, p99 ≤ 50 ms"}
 	dir := e.dir("postgres")
 	defer e.remove(dir)
-	srv, err := startPG(filepath.Join(dir, "pg"))
+	srv, err := privatepg.Start(filepath.Join(dir, "pg"), privatepg.Options{})
 	if err != nil {
 		return row, err
 	}
-	defer srv.stop()
+	defer func() { _ = srv.Stop("fast") }()
 	run := filepath.Join(dir, "run")
 	if err := os.Mkdir(run, 0o700); err != nil {
 		return row, err
@@ -129,7 +45,7 @@ func postgresBoard(e *env) (Row, error) {
 	var dirs []string
 	for i := range boards {
 		d := filepath.Join(dir, fmt.Sprintf("b%d", i))
-		if _, err := e.pickupIn(dir, env, "--dir", d, "init", "--shared", srv.url()); err != nil {
+		if _, err := e.pickupIn(dir, env, "--dir", d, "init", "--shared", srv.URL("postgres")); err != nil {
 			return row, err
 		}
 		dirs = append(dirs, d)
@@ -232,51 +148,9 @@ func postgresBoard(e *env) (Row, error) {
 // drainAgentsEnv is drainAgents with one environment per board (the board
 // named by PICKUP_DIR in it).
 func (e *env) drainAgentsEnv(dir string, envs [][]string, agents int) (int, error) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	claims := 0
-	var first error
+	places := make([]drainPlace, len(envs))
 	for i, env := range envs {
-		for j := range agents {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				owner := fmt.Sprintf("b%da%d", i, j)
-				for {
-					out, err := e.pickupIn(dir, env, "--owner", owner, "next", "--json")
-					if err != nil {
-						if !strings.Contains(err.Error(), "exit status 3") {
-							mu.Lock()
-							first = cmpOr(first, err)
-							mu.Unlock()
-						}
-						return
-					}
-					id := jsonID(out)
-					if _, err := e.pickupIn(dir, env, "--owner", owner, "done", id); err != nil {
-						mu.Lock()
-						first = cmpOr(first, err)
-						mu.Unlock()
-						return
-					}
-					mu.Lock()
-					claims++
-					mu.Unlock()
-				}
-			}()
-		}
+		places[i] = drainPlace{dir, env}
 	}
-	wg.Wait()
-	return claims, first
-}
-
-// jsonID is the "id" of a JSON object.
-func jsonID(out string) string {
-	_, rest, ok := strings.Cut(out, `"id":`)
-	if !ok {
-		return ""
-	}
-	rest = strings.TrimLeft(rest, " \"")
-	id, _, _ := strings.Cut(rest, `"`)
-	return id
+	return e.drain(places, agents, "b")
 }

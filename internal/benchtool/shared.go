@@ -95,18 +95,36 @@ func (e *env) pickupIn(dir string, env []string, args ...string) (string, error)
 // drainAgents runs agents (next, done until next exits 3) in each of
 // dirs and returns how many sessions they claimed.
 func (e *env) drainAgents(dirs []string, agents int, env []string) (int, error) {
+	places := make([]drainPlace, len(dirs))
+	for i, dir := range dirs {
+		places[i] = drainPlace{dir, env}
+	}
+	return e.drain(places, agents, "c")
+}
+
+// drainPlace is where one group of drain agents runs pickup: a directory
+// and the environment (which names the board).
+type drainPlace struct {
+	dir string
+	env []string
+}
+
+// drain runs agents (next, done until next exits 3) in each place, owned
+// as <ownerPrefix><place>a<agent>, and returns how many sessions they
+// claimed and the first error other than next's exit 3.
+func (e *env) drain(places []drainPlace, agents int, ownerPrefix string) (int, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	claims := 0
 	var first error
-	for i, dir := range dirs {
+	for i, p := range places {
 		for j := range agents {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				owner := fmt.Sprintf("c%da%d", i, j)
+				owner := fmt.Sprintf("%s%da%d", ownerPrefix, i, j)
 				for {
-					out, err := e.pickupIn(dir, env, "--owner", owner, "next", "--json")
+					out, err := e.pickupIn(p.dir, p.env, "--owner", owner, "next", "--json")
 					if err != nil {
 						var ee *exec.ExitError
 						if !errors.As(err, &ee) || ee.ExitCode() != 3 {
@@ -118,7 +136,7 @@ func (e *env) drainAgents(dirs []string, agents int, env []string) (int, error) 
 					}
 					var s struct{ ID string }
 					_ = json.Unmarshal([]byte(out), &s)
-					if _, err := e.pickupIn(dir, env, "--owner", owner, "done", s.ID); err != nil {
+					if _, err := e.pickupIn(p.dir, p.env, "--owner", owner, "done", s.ID); err != nil {
 						mu.Lock()
 						first = cmpOr(first, err)
 						mu.Unlock()

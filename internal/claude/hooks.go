@@ -164,25 +164,7 @@ func (h *Hooks) Run(event string, stdin io.Reader) error {
 	if err != nil {
 		return err
 	}
-	// The owner is the Claude Code session, not $PICKUP_OWNER: under
-	// `pickup work -- claude ...` that names the worker, whose claim the
-	// session must not release. An explicit --owner still wins.
-	owner := h.Owner
-	if owner == "" {
-		owner = in.SessionID
-	}
-	if err := sessions.ValidateOwner(owner); err != nil {
-		return fmt.Errorf("session_id: %w", err)
-	}
-	cwd := ""
-	if filepath.IsAbs(in.Cwd) {
-		cwd = in.Cwd
-	}
-	dir, err := h.BoardDir(cwd)
-	if err != nil {
-		return err
-	}
-	dir, err = filepath.Abs(dir)
+	owner, dir, err := h.ownerAndBoard(in.SessionID, in.Cwd)
 	if err != nil {
 		return err
 	}
@@ -202,6 +184,32 @@ func (h *Hooks) Run(event string, stdin io.Reader) error {
 		_ = json.Unmarshal(data, &end)
 		return h.sessionEnd(dir, owner, end.Reason)
 	}
+}
+
+// ownerAndBoard returns the owner a hook acts for and the absolute path of
+// its board, from the session_id and cwd Claude Code sent. The owner is the
+// Claude Code session, not $PICKUP_OWNER: under `pickup work -- claude ...`
+// that names the worker, whose claim the session must not release. An
+// explicit --owner still wins. A cwd that is not absolute is ignored.
+func (h *Hooks) ownerAndBoard(sessionID, cwd string) (owner, dir string, err error) {
+	owner = h.Owner
+	if owner == "" {
+		owner = sessionID
+	}
+	if err := sessions.ValidateOwner(owner); err != nil {
+		return "", "", fmt.Errorf("session_id: %w", err)
+	}
+	if !filepath.IsAbs(cwd) {
+		cwd = ""
+	}
+	dir, err = h.BoardDir(cwd)
+	if err != nil {
+		return "", "", err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", "", err
+	}
+	return owner, dir, nil
 }
 
 func (h *Hooks) leases(b *sessions.Board) *claim.Leases {

@@ -61,22 +61,8 @@ func (h *Hooks) stop(stdin io.Reader) error {
 	if err := json.Unmarshal(data, &in); err != nil {
 		return fmt.Errorf("read input: %w", err)
 	}
-	owner := h.Owner
-	if owner == "" {
-		owner = in.SessionID
-	}
-	if err := sessions.ValidateOwner(owner); err != nil {
-		return fmt.Errorf("session_id: %w", err)
-	}
-	cwd := ""
-	if filepath.IsAbs(in.Cwd) {
-		cwd = in.Cwd
-	}
-	dir, err := h.BoardDir(cwd)
+	owner, dir, err := h.ownerAndBoard(in.SessionID, in.Cwd)
 	if err != nil {
-		return err
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
 		return err
 	}
 	b, err := h.open(dir)

@@ -247,11 +247,11 @@ func TestServerFailuresMidDrain(t *testing.T) {
 	defer cancel()
 	d := startAgents(t, ctx, cs, 2)
 	waitDone(t, db, 30)
-	if err := server.stopImmediate(); err != nil {
+	if err := server.Stop("immediate"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
-	if err := server.start(); err != nil {
+	if err := server.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	waitDone(t, db, 60)

@@ -4,35 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/privatepg"
 	"github.com/pickup-dev/pickup/internal/testbin"
 )
-
-// pgBin is where Debian keeps PostgreSQL's server programs (the newest
-// version installed).
-var pgBin = newestPGBin()
-
-func newestPGBin() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	best, bestV := "/usr/lib/postgresql/15/bin", 0
-	for _, d := range dirs {
-		if v, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil && v > bestV {
-			best, bestV = d, v
-		}
-	}
-	return best
-}
 
 var (
 	tmpRoot string
@@ -76,112 +59,18 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "go build pickup-postgres: %v\n%s", err, out)
 		return 1
 	}
-	server, err = startServer(filepath.Join(tmpRoot, "pg"))
+	srv, err := privatepg.Start(filepath.Join(tmpRoot, "pg"), privatepg.Options{NoFsync: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer server.stop()
+	server = &pgServer{srv}
+	defer func() { _ = server.Stop("immediate") }()
 	return m.Run()
 }
 
-// pgServer is a private PostgreSQL server on 127.0.0.1 and a socket in
-// its folder.
-type pgServer struct {
-	dir, data string
-	port      int
-	asUser    string // run its programs as this user ("" as ourselves)
-	mu        sync.Mutex
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func startServer(dir string) (*pgServer, error) {
-	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
-		return nil, fmt.Errorf("PostgreSQL is not installed (%v): scripts/test installs the postgresql package", err)
-	}
-	s := &pgServer{dir: dir, data: filepath.Join(dir, "data")}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if os.Geteuid() == 0 {
-		// The server refuses to run as root.
-		s.asUser = "nobody"
-		u, err := user.Lookup(s.asUser)
-		if err != nil {
-			return nil, err
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return nil, err
-		}
-		_ = os.Chmod(filepath.Dir(dir), 0o755)
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	s.port = port
-	if out, err := s.run("initdb", "-D", s.data, "-A", "trust", "-U", "pickup", "--no-sync"); err != nil {
-		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
-	}
-	if err := s.start(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// run runs one of PostgreSQL's programs as the server's user.
-func (s *pgServer) run(prog string, args ...string) ([]byte, error) {
-	path := filepath.Join(pgBin, prog)
-	var cmd *exec.Cmd
-	if s.asUser != "" {
-		cmd = exec.Command("runuser", append([]string{"-u", s.asUser, "--", path}, args...)...)
-	} else {
-		cmd = exec.Command(path, args...)
-	}
-	cmd.Dir = s.dir
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
-	cmd.Dir = s.dir
-	return cmd.CombinedOutput()
-}
-
-func (s *pgServer) start() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", s.port, s.dir)
-	if out, err := s.run("pg_ctl", "-D", s.data, "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
-		return fmt.Errorf("pg_ctl start: %v\n%s", err, out)
-	}
-	return nil
-}
-
-// stopImmediate stops the server the way a crash does (no checkpoint,
-// connections cut).
-func (s *pgServer) stopImmediate() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if out, err := s.run("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop"); err != nil {
-		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
-	}
-	return nil
-}
-
-func (s *pgServer) stop() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, _ = s.run("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop")
-}
+// pgServer is the run's private PostgreSQL server, with psql at hand.
+type pgServer struct{ *privatepg.Server }
 
 // psql runs SQL in database db and returns its unaligned output.
 func (s *pgServer) psql(t testing.TB, db, sql string) string {
@@ -196,7 +85,7 @@ func (s *pgServer) psql(t testing.TB, db, sql string) string {
 func (s *pgServer) psqlErr(db, sql string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", "pickup", "-d", db, "-c", sql)
+	cmd := exec.CommandContext(ctx, "psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-U", "pickup", "-d", db, "-c", sql)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -208,7 +97,7 @@ func newDatabase(t testing.TB) (name, url string) {
 	t.Helper()
 	name = fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
 	server.psql(t, "postgres", "CREATE DATABASE "+name)
-	return name, fmt.Sprintf("postgres://pickup@127.0.0.1:%d/%s?sslmode=disable", server.port, name)
+	return name, server.URL(name)
 }
 
 // env is the environment of every child: no user's pickup or PostgreSQL

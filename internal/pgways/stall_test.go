@@ -13,7 +13,7 @@ import (
 
 // serverPids are the server's processes: the postmaster and its children.
 func serverPids(t *testing.T) []int {
-	data, err := os.ReadFile(filepath.Join(server.data, "postmaster.pid"))
+	data, err := os.ReadFile(filepath.Join(server.Data, "postmaster.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
