@@ -279,3 +279,23 @@ func (c *clone) boardFiles() ([]string, string) {
 	log, _ := os.ReadFile(filepath.Join(root, "events.log"))
 	return files, string(log)
 }
+
+// agentFiles writes, in a new temporary folder, an agent script (text,
+// executable) and a bin folder whose pickup links to binary: agents run
+// with PATH=bin:… start pickup by name, as users' scripts do.
+func agentFiles(t *testing.T, text, binary string) (tmp, script, bin string) {
+	t.Helper()
+	tmp = t.TempDir()
+	script = filepath.Join(tmp, "agent.sh")
+	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(tmp, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(binary, filepath.Join(bin, "pickup")); err != nil {
+		t.Fatal(err)
+	}
+	return tmp, script, bin
+}

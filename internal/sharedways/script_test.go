@@ -38,18 +38,7 @@ func TestShellScriptAgents(t *testing.T) {
 	r := newRemote(t, "daemon")
 	cs := r.clones(2)
 	ids := createFromAll(t, cs, 10)
-	tmp := t.TempDir()
-	script := filepath.Join(tmp, "agent.sh")
-	if err := os.WriteFile(script, []byte(agentScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(tmp, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(pickupBinary(t), filepath.Join(bin, "pickup")); err != nil {
-		t.Fatal(err)
-	}
+	tmp, script, bin := agentFiles(t, agentScript, pickupBinary(t))
 	logs := filepath.Join(tmp, "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		t.Fatal(err)

@@ -125,18 +125,7 @@ func newGitWorld(t *testing.T, n, sessions int) *gitWorld {
 // startAgents runs the agent script in every clone with agents subshells.
 func (w *gitWorld) startAgents(agents int) {
 	t := w.t
-	tmp := t.TempDir()
-	script := filepath.Join(tmp, "agent.sh")
-	if err := os.WriteFile(script, []byte(gitAgentScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(tmp, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(pickupBinary(t), filepath.Join(bin, "pickup")); err != nil {
-		t.Fatal(err)
-	}
+	_, script, bin := agentFiles(t, gitAgentScript, pickupBinary(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	w.cancel = cancel
 	w.start = time.Now()

@@ -97,19 +97,9 @@ func startAgents(ctx context.Context, t *testing.T, r *remote, cs []*clone, subs
 // retry (space-separated).
 func startAgentsRetrying(ctx context.Context, t *testing.T, r *remote, cs []*clone, subshells int, hard time.Duration, retry string, env ...string) *world {
 	t.Helper()
-	tmp := t.TempDir()
-	script := filepath.Join(tmp, "agent.sh")
-	if err := os.WriteFile(script, []byte(worldAgentScript), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(tmp, "bin")
+	tmp, script, bin := agentFiles(t, worldAgentScript, worldBinary(t))
 	w := &world{t: t, logs: filepath.Join(tmp, "logs")}
-	for _, d := range []string{bin, w.logs} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(worldBinary(t), filepath.Join(bin, "pickup")); err != nil {
+	if err := os.MkdirAll(w.logs, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cs {
