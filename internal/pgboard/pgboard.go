@@ -94,6 +94,9 @@ func (e *DatabaseError) Unwrap() error { return ErrDatabase }
 
 // Hint says what to do.
 func (e *DatabaseError) Hint() string {
+	if e.Err != nil && strings.Contains(e.Err.Error(), "schema is newer than this pickup") {
+		return "a newer pickup migrated this database: install the newer pickup and pickup-postgres on this machine (go install github.com/pickup-dev/pickup@latest github.com/pickup-dev/pickup/internal/cmd/pickup-postgres@latest) and stop this machine's old pickup-postgres daemon; nothing was changed"
+	}
 	if e.Unknown {
 		return "the database may or may not have taken this transition; the session was put back here as it was: when the database answers again, run `pickup sync` and `pickup show ID` to see where it is"
 	}
@@ -311,8 +314,9 @@ func (c *channel) call(op string, req Request) (Response, error) {
 // session arrives in todo (LISTEN/NOTIFY), so that next --wait wakes
 // within milliseconds of a new, release, reopen or reap on any machine.
 type Waiter struct {
-	ch   *channel
-	once sync.Once
+	ch      *channel
+	once    sync.Once
+	channel string // Request.Channel
 }
 
 // NewWaiter opens a waiter.
@@ -331,7 +335,7 @@ func (s *Board) NewWaiter() (*Waiter, error) {
 // Wait returns when a session arrived in todo on any board of the
 // database, or after at most d.
 func (w *Waiter) Wait(d time.Duration) error {
-	_, err := w.ch.call("wait", Request{Op: "wait", TimeoutMS: int(d / time.Millisecond)})
+	_, err := w.ch.call("wait", Request{Op: "wait", Channel: w.channel, TimeoutMS: int(d / time.Millisecond)})
 	return err
 }
 

@@ -23,6 +23,12 @@ type Request struct {
 	Move *Move `json:"move,omitempty"`
 	// Sessions are the sessions of an "import".
 	Sessions []Row `json:"sessions,omitempty"`
+	// Lock is the named lock of a "lock", "unlock", "lockbeat" or
+	// "locks" (see locks.go).
+	Lock *LockRequest `json:"lock,omitempty"`
+	// Channel: what a "wait" waits for: "" a session arriving in todo,
+	// "locks" a named lock released.
+	Channel string `json:"channel,omitempty"`
 }
 
 // Move is one transition: the session ID goes from (FromState,
@@ -86,6 +92,10 @@ type Response struct {
 	// IDs: an import's sessions whose ids the database has for a
 	// different session.
 	IDs []string `json:"ids,omitempty"`
+	// Lock: a lock request's holder (the new one, or the one that keeps
+	// it); Locks: a "locks" request's.
+	Lock  *LockRow  `json:"lock_row,omitempty"`
+	Locks []LockRow `json:"locks,omitempty"`
 	// ReadBack: a move's commit was not heard and its outcome was read
 	// back from the database.
 	ReadBack bool `json:"read_back,omitempty"`

@@ -43,14 +43,18 @@ const notifyChannel = "pickup_todo"
 
 // wait blocks until a NOTIFY on notifyChannel arrives or d has passed
 // (both are an answer: the caller reads the board either way).
-func (s *Server) wait(d time.Duration) pgboard.Response {
+func (s *Server) wait(channel string, d time.Duration) pgboard.Response {
+	listen := notifyChannel
+	if channel == pgboard.LockChannel {
+		listen = lockChannel
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
 	defer cancel()
 	if err := s.connect(ctx); err != nil {
 		return fail(err)
 	}
 	if !s.listening {
-		if _, err := s.conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		if _, err := s.conn.Exec(ctx, "LISTEN "+listen); err != nil {
 			return fail(s.dropIfBroken(err))
 		}
 		s.listening = true
@@ -139,7 +143,22 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 	case "beat":
 		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner) })
 	case "wait":
-		return s.wait(time.Duration(req.TimeoutMS) * time.Millisecond)
+		return s.wait(req.Channel, time.Duration(req.TimeoutMS)*time.Millisecond)
+	case "lock", "unlock", "lockbeat", "locks":
+		if req.Lock == nil {
+			return pgboard.Response{Kind: pgboard.KindError, Err: req.Op + " without a lock"}
+		}
+		return s.retry(ctx, func() pgboard.Response {
+			switch req.Op {
+			case "lock":
+				return s.lock(ctx, req.Lock)
+			case "unlock":
+				return s.unlock(ctx, req.Lock)
+			case "lockbeat":
+				return s.lockBeat(ctx, req.Lock)
+			}
+			return s.locks(ctx, req.Lock.Key)
+		})
 	case "move":
 		if req.Move == nil {
 			return pgboard.Response{Kind: pgboard.KindError, Err: "move without a transition"}
@@ -244,7 +263,10 @@ func (s *Server) retry(ctx context.Context, f func() pgboard.Response) pgboard.R
 
 // beat records owner's heartbeat, at the server's clock.
 func (s *Server) beat(ctx context.Context, owner string) pgboard.Response {
-	if _, err := s.conn.Exec(ctx, `INSERT INTO pickup_beats (owner, at) VALUES ($1, now()) ON CONFLICT (owner) DO UPDATE SET at = now()`, owner); err != nil {
+	// The owner's named locks live as long as it does (one statement,
+	// one round trip).
+	if _, err := s.conn.Exec(ctx, `WITH b AS (INSERT INTO pickup_beats (owner, at) VALUES ($1, now()) ON CONFLICT (owner) DO UPDATE SET at = now())
+		UPDATE pickup_locks SET heartbeat_at = now() WHERE owner = $1`, owner); err != nil {
 		return fail(s.dropIfBroken(err))
 	}
 	return pgboard.Response{OK: true}

@@ -1,0 +1,46 @@
+package pgboard
+
+import "github.com/pickup-dev/pickup/internal/proc"
+
+// The line protocol's named locks (see claim.LockArbiter).
+//
+//   - "lock": take Key for Owner/Token/Process/TTLMS: insert it if nobody
+//     holds it, or, with Replace, take it over from the acquisition
+//     Replace if it still holds it (and, with ReplaceStale, has still not
+//     heartbeat for its ttl on the server's clock). Lost: someone holds
+//     it (Lock, or nobody any more if Lock is nil).
+//   - "unlock": delete Key's row held with Token (any if ""), by Owner
+//     (any if Force); a NOTIFY on pickup_locks wakes the waiters. Lost:
+//     held by another (Lock), or Found false: nobody holds it.
+//   - "lockbeat": renew Owner's lock on Key, failing like unlock.
+//   - "locks": the lock on Key, or every lock if Key is "".
+
+// LockRequest is the lock of a request.
+type LockRequest struct {
+	Key          string       `json:"key"`
+	Owner        string       `json:"owner,omitempty"`
+	Token        string       `json:"token,omitempty"`
+	Process      proc.Process `json:"process"`
+	TTLMS        int64        `json:"ttl_ms,omitempty"`
+	Replace      string       `json:"replace,omitempty"`
+	ReplaceStale bool         `json:"replace_stale,omitempty"`
+	Force        bool         `json:"force,omitempty"`
+}
+
+// LockRow is a lock as the database has it, its ages judged on the
+// server's clock.
+type LockRow struct {
+	Key     string       `json:"key"`
+	Owner   string       `json:"owner"`
+	Token   string       `json:"token"`
+	Process proc.Process `json:"process"`
+	TTLMS   int64        `json:"ttl_ms"`
+	// HeldMS: since it was acquired; SilentMS: since its last heartbeat.
+	HeldMS   int64 `json:"held_ms"`
+	SilentMS int64 `json:"silent_ms"`
+	// Stale: SilentMS > TTLMS, on the server's clock.
+	Stale bool `json:"stale,omitempty"`
+}
+
+// LockChannel is the "wait" channel of released locks.
+const LockChannel = "locks"
