@@ -33,7 +33,6 @@ const (
 type Server struct {
 	url      string
 	conn     *pgx.Conn
-	migrated bool // the schema was checked on conn
 	// listening: conn runs LISTEN (a daemon does not pool it).
 	listening bool
 }
@@ -107,7 +106,6 @@ func (s *Server) close() {
 		_ = s.conn.Close(ctx)
 		cancel()
 		s.conn = nil
-		s.migrated = false
 		s.listening = false
 	}
 }
@@ -122,11 +120,11 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 			s.url = req.URL
 		}
 		res := s.retry(ctx, func() pgboard.Response {
-			if !s.migrated {
-				if err := migrate(ctx, s.conn); err != nil {
-					return fail(s.dropIfBroken(err))
-				}
-				s.migrated = true
+			// Every open checks the schema version (one query when it
+			// is current), a pooled connection too: a database that a
+			// newer pickup migrated meanwhile is refused at once.
+			if err := migrate(ctx, s.conn); err != nil {
+				return fail(s.dropIfBroken(err))
 			}
 			return pgboard.Response{OK: true}
 		})
