@@ -31,8 +31,8 @@ const (
 
 // Server holds one connection to the database.
 type Server struct {
-	url      string
-	conn     *pgx.Conn
+	url  string
+	conn *pgx.Conn
 	// listening: conn runs LISTEN (a daemon does not pool it).
 	listening bool
 }
