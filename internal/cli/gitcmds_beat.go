@@ -37,7 +37,11 @@ func beatEvery(cfg *sessions.Config) time.Duration {
 // returned. Failures are silent: the hook must never block Claude Code.
 func (r *run) spawnBeat(b *sessions.Board, owner string) {
 	cfg, err := b.Config()
-	if err != nil || cfg.Shared == "" || pgboard.IsURL(cfg.Shared) || !shared.BeatDue(b.Dir, owner, beatEvery(&cfg), time.Now()) {
+	if err == nil && pgboard.IsURL(cfg.Shared) {
+		r.spawnPGBeat(b, owner, &cfg)
+		return
+	}
+	if err != nil || cfg.Shared == "" || !shared.BeatDue(b.Dir, owner, beatEvery(&cfg), time.Now()) {
 		return
 	}
 	exe, err := os.Executable()
@@ -75,6 +79,9 @@ func (r *run) sharedBeatCommand() *ucli.Command {
 			}
 			if !r.shared.isShared() {
 				return nil
+			}
+			if r.shared.isPG() {
+				return r.pgSharedBeat(b, owner)
 			}
 			sb, err := r.shared.open(context.Background(), b, r.shared.cfg.Shared, r.shared.cfg.SharedBranch)
 			if err != nil {

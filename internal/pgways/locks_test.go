@@ -89,12 +89,21 @@ func TestLockAcrossBoards(t *testing.T) {
 // so its locks and leases name that host.
 func farPickup(t *testing.T, c *clone, owner string, args ...string) result {
 	t.Helper()
+	return farPickupIn(t, c, nil, "", append([]string{"--dir", c.dir, "--owner", owner}, args...)...)
+}
+
+// farPickupIn is farPickup with more environment, standard input, and
+// the arguments as given.
+func farPickupIn(t *testing.T, c *clone, extra []string, stdin string, args ...string) result {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("another host is simulated with unshare --uts, which needs root")
 	}
-	all := append([]string{"--uts", "sh", "-c", `hostname far.invalid && exec "$0" "$@"`, filepath.Join(bin, "pickup"), "--dir", c.dir, "--owner", owner}, args...)
+	all := append([]string{"--uts", "sh", "-c", `hostname far.invalid && exec "$0" "$@"`, filepath.Join(bin, "pickup")}, args...)
 	cmd := exec.Command("unshare", all...)
-	cmd.Env = env(c.home)
+	cmd.Dir = filepath.Dir(c.dir)
+	cmd.Env = append(env(c.home), extra...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
