@@ -70,12 +70,17 @@ func (r *run) pgPoll(ctx context.Context, pg *pgboard.Board) func() {
 		defer close(done)
 		for ctx.Err() == nil {
 			mu.Lock()
+			d := pgFallback()
 			if w == nil {
 				w, _ = pg.NewWaiter() // nil: poll instead
+				// A new waiter LISTENs and returns at once, and the
+				// board is read after: a session that arrived before
+				// the LISTEN is not missed.
+				d = 0
 			}
 			cur := w
 			mu.Unlock()
-			if cur == nil || cur.Wait(pgFallback()) != nil {
+			if cur == nil || cur.Wait(d) != nil {
 				if cur != nil {
 					mu.Lock()
 					w = nil
