@@ -73,6 +73,12 @@ type LockInfo struct {
 	TTL         time.Duration `json:"ttl"`
 	// Token identifies one acquisition; Unlock needs it.
 	Token string `json:"token"`
+	// Run: the holder is a process that runs a command under the lock
+	// (`pickup lock run`, WithLockRun), which a newer one may supersede.
+	Run bool `json:"run,omitempty"`
+	// Superseded: a newer run on another machine asked this one to stop
+	// (an arbiter's lock only).
+	Superseded bool `json:"superseded,omitempty"`
 
 	State LockState     `json:"state"`
 	Age   time.Duration `json:"age"` // since AcquiredAt
@@ -299,7 +305,7 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 	if err := validateLockKey(key); err != nil {
 		return fail(err, nil)
 	}
-	rec := lockRecord{Key: key, Owner: o.owner, Token: newToken()}
+	rec := lockRecord{Key: key, Owner: o.owner, Token: newToken(), Run: o.run}
 	if o.process != nil {
 		rec.Process = *o.process
 	} else {

@@ -36,6 +36,7 @@ func (a *LockArbiter) info(x *LockRow) claim.LockInfo {
 		AcquiredAt:  now.Add(-time.Duration(x.HeldMS) * time.Millisecond),
 		HeartbeatAt: now.Add(-time.Duration(x.SilentMS) * time.Millisecond),
 		Age:         time.Duration(x.HeldMS) * time.Millisecond,
+		Run:         x.Run, Superseded: x.Superseded,
 		State:       claim.LockAlive}
 	if x.Stale {
 		i.State = claim.LockStale
@@ -45,7 +46,7 @@ func (a *LockArbiter) info(x *LockRow) claim.LockInfo {
 
 // AcquireLock implements claim.LockArbiter.
 func (a *LockArbiter) AcquireLock(mine claim.LockInfo, replace *claim.LockInfo) (bool, claim.LockInfo, error) {
-	req := &LockRequest{Key: mine.Key, Owner: mine.Owner, Token: mine.Token, Process: mine.Process, TTLMS: mine.TTL.Milliseconds()}
+	req := &LockRequest{Key: mine.Key, Owner: mine.Owner, Token: mine.Token, Process: mine.Process, TTLMS: mine.TTL.Milliseconds(), Run: mine.Run}
 	if replace != nil {
 		req.Replace = replace.Token
 		req.ReplaceStale = replace.State == claim.LockStale
@@ -112,3 +113,14 @@ func (s *Board) NewLockWaiter() (*Waiter, error) {
 
 // NewWaiter opens a waiter for released locks (see NewLockWaiter).
 func (a *LockArbiter) NewWaiter() (*Waiter, error) { return a.s.NewLockWaiter() }
+
+// Supersede asks the `pickup lock run` that holds key with token (on
+// another machine) to stop: it does at its next heartbeat. It reports
+// false if that acquisition no longer holds key, or is no run.
+func (a *LockArbiter) Supersede(key, token string) (bool, error) {
+	res, err := a.s.call("supersede lock "+key, Request{Op: "supersede", Lock: &LockRequest{Key: key, Token: token}})
+	if err != nil {
+		return false, err
+	}
+	return !res.Lost, nil
+}

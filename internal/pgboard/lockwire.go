@@ -14,6 +14,9 @@ import "github.com/pickup-dev/pickup/internal/proc"
 //     held by another (Lock), or Found false: nobody holds it.
 //   - "lockbeat": renew Owner's lock on Key, failing like unlock.
 //   - "locks": the lock on Key, or every lock if Key is "".
+//   - "supersede": mark Key's acquisition Token, a run, superseded (its
+//     run stops at its next heartbeat). Lost: it is not that run's any
+//     more.
 
 // LockRequest is the lock of a request.
 type LockRequest struct {
@@ -25,6 +28,7 @@ type LockRequest struct {
 	Replace      string       `json:"replace,omitempty"`
 	ReplaceStale bool         `json:"replace_stale,omitempty"`
 	Force        bool         `json:"force,omitempty"`
+	Run          bool         `json:"run,omitempty"`
 }
 
 // LockRow is a lock as the database has it, its ages judged on the
@@ -40,6 +44,10 @@ type LockRow struct {
 	SilentMS int64 `json:"silent_ms"`
 	// Stale: SilentMS > TTLMS, on the server's clock.
 	Stale bool `json:"stale,omitempty"`
+	// Run: held by a `pickup lock run`; Superseded: a newer run asked it
+	// to stop ("supersede": set on Key's acquisition Token if a run).
+	Run        bool `json:"run,omitempty"`
+	Superseded bool `json:"superseded,omitempty"`
 }
 
 // LockChannel is the "wait" channel of released locks.

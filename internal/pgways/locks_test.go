@@ -221,3 +221,56 @@ func TestLockRunScriptsAcrossBoards(t *testing.T) {
 		t.Errorf("the counter is %s, want %s: critical sections overlapped across boards", got, want)
 	}
 }
+
+// TestLockRunSupersedeAcrossHosts: a `pickup lock run --supersede` here
+// stops an older `pickup lock run` of the same key on another host (which
+// it cannot signal): the database marks it superseded, it stops its
+// command at its next heartbeat as SIGTERM would, releases the lock, and
+// the newer run runs its command after the older one's has ended.
+func TestLockRunSupersedeAcrossHosts(t *testing.T) {
+	_, url := newDatabase(t)
+	cs := clones(t, url, 2)
+	far, here := cs[0], cs[1]
+	log := filepath.Join(t.TempDir(), "log")
+	if os.Geteuid() != 0 {
+		t.Skip("another host is simulated with unshare --uts, which needs root")
+	}
+	older := exec.Command("unshare", "--uts", "sh", "-c", `hostname far.invalid && exec "$0" "$@"`, filepath.Join(bin, "pickup"),
+		"--dir", far.dir, "--owner", "old", "lock", "run", "job", "--ttl", "5s", "--", "bash", "-c",
+		`trap 'echo older-stopped >> "$0"; exit 0' TERM; echo older-started >> "$0"; sleep 120 & wait`, log)
+	older.Env = env(far.home)
+	var olderOut strings.Builder
+	older.Stdout, older.Stderr = &olderOut, &olderOut
+	if err := older.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = older.Process.Kill(); _ = older.Wait() })
+	read := func() string { data, _ := os.ReadFile(log); return string(data) }
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(read(), "older-started") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the older run on the far host did not start its command\n%s", olderOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res := here.pickup(context.Background(), "new", "lock", "run", "job", "--", "true"); res.code != 3 {
+		t.Fatalf("lock run without --supersede while the far run holds the key: exit %d, want 3\n%s", res.code, res.stderr)
+	}
+	res := here.pickup(context.Background(), "new", "lock", "run", "job", "--supersede", "--", "bash", "-c", `echo newer >> "$0"`, log)
+	if res.code != 0 {
+		t.Fatalf("lock run --supersede here: exit %d\n%s", res.code, res.stderr)
+	}
+	if got, want := read(), "older-started\nolder-stopped\nnewer\n"; got != want {
+		t.Errorf("the commands ran as %q, want %q", got, want)
+	}
+	done := make(chan error, 1)
+	go func() { done <- older.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the superseded run on the far host did not exit\n%s", olderOut.String())
+	}
+	if !strings.Contains(olderOut.String(), "supersedes this one") {
+		t.Errorf("the superseded run did not say why it stopped:\n%s", olderOut.String())
+	}
+}

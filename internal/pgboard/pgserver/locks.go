@@ -21,12 +21,12 @@ const lockChannel = "pickup_locks"
 const lockColumns = `key, owner, token, process, (extract(epoch FROM ttl) * 1000)::bigint,
 	(extract(epoch FROM now() - acquired_at) * 1000)::bigint,
 	(extract(epoch FROM now() - heartbeat_at) * 1000)::bigint,
-	now() - heartbeat_at > ttl`
+	now() - heartbeat_at > ttl, run, superseded`
 
 func scanLock(r pgx.Row) (pgboard.LockRow, error) {
 	var x pgboard.LockRow
 	var process []byte
-	err := r.Scan(&x.Key, &x.Owner, &x.Token, &process, &x.TTLMS, &x.HeldMS, &x.SilentMS, &x.Stale)
+	err := r.Scan(&x.Key, &x.Owner, &x.Token, &process, &x.TTLMS, &x.HeldMS, &x.SilentMS, &x.Stale, &x.Run, &x.Superseded)
 	if err == nil {
 		err = json.Unmarshal(process, &x.Process)
 	}
@@ -53,14 +53,14 @@ func (s *Server) lock(ctx context.Context, l *pgboard.LockRequest) pgboard.Respo
 	ttl := time.Duration(l.TTLMS) * time.Millisecond
 	var row pgx.Row
 	if l.Replace == "" {
-		row = s.conn.QueryRow(ctx, `INSERT INTO pickup_locks (key, owner, token, host, process, ttl)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING RETURNING `+lockColumns,
-			l.Key, l.Owner, l.Token, l.Process.Host, process, ttl)
+		row = s.conn.QueryRow(ctx, `INSERT INTO pickup_locks (key, owner, token, host, process, ttl, run)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING RETURNING `+lockColumns,
+			l.Key, l.Owner, l.Token, l.Process.Host, process, ttl, l.Run)
 	} else {
 		row = s.conn.QueryRow(ctx, `UPDATE pickup_locks SET owner = $2, token = $3, host = $4, process = $5, ttl = $6,
-			acquired_at = now(), heartbeat_at = now()
+			acquired_at = now(), heartbeat_at = now(), run = $9, superseded = false
 			WHERE key = $1 AND token = $7 AND (NOT $8 OR now() - heartbeat_at > ttl) RETURNING `+lockColumns,
-			l.Key, l.Owner, l.Token, l.Process.Host, process, ttl, l.Replace, l.ReplaceStale)
+			l.Key, l.Owner, l.Token, l.Process.Host, process, ttl, l.Replace, l.ReplaceStale, l.Run)
 	}
 	x, err := scanLock(row)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -114,4 +114,15 @@ func (s *Server) locks(ctx context.Context, key string) pgboard.Response {
 		return fail(s.dropIfBroken(err))
 	}
 	return pgboard.Response{OK: true, Locks: out}
+}
+
+func (s *Server) supersede(ctx context.Context, l *pgboard.LockRequest) pgboard.Response {
+	x, err := scanLock(s.conn.QueryRow(ctx, `UPDATE pickup_locks SET superseded = true WHERE key = $1 AND token = $2 AND run RETURNING `+lockColumns, l.Key, l.Token))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.readLock(ctx, l.Key)
+	}
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Lock: &x}
 }

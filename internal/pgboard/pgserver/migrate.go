@@ -57,7 +57,9 @@ var migrations = []string{
 		process jsonb NOT NULL,
 		ttl interval NOT NULL,
 		acquired_at timestamptz NOT NULL DEFAULT now(),
-		heartbeat_at timestamptz NOT NULL DEFAULT now()
+		heartbeat_at timestamptz NOT NULL DEFAULT now(),
+		run boolean NOT NULL DEFAULT false,
+		superseded boolean NOT NULL DEFAULT false
 	);
 	CREATE INDEX pickup_locks_owner ON pickup_locks (owner);`,
 }

@@ -142,7 +142,7 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner) })
 	case "wait":
 		return s.wait(req.Channel, time.Duration(req.TimeoutMS)*time.Millisecond)
-	case "lock", "unlock", "lockbeat", "locks":
+	case "lock", "unlock", "lockbeat", "locks", "supersede":
 		if req.Lock == nil {
 			return pgboard.Response{Kind: pgboard.KindError, Err: req.Op + " without a lock"}
 		}
@@ -154,6 +154,8 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 				return s.unlock(ctx, req.Lock)
 			case "lockbeat":
 				return s.lockBeat(ctx, req.Lock)
+			case "supersede":
+				return s.supersede(ctx, req.Lock)
 			}
 			return s.locks(ctx, req.Lock.Key)
 		})
