@@ -37,7 +37,7 @@ func (a *LockArbiter) info(x *LockRow) claim.LockInfo {
 		HeartbeatAt: now.Add(-time.Duration(x.SilentMS) * time.Millisecond),
 		Age:         time.Duration(x.HeldMS) * time.Millisecond,
 		Run:         x.Run, Superseded: x.Superseded,
-		State:       claim.LockAlive}
+		State: claim.LockAlive}
 	if x.Stale {
 		i.State = claim.LockStale
 	}
