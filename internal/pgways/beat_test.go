@@ -1,6 +1,7 @@
 package pgways
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,11 @@ func TestHooksKeepOwnerAliveAcrossHosts(t *testing.T) {
 	if res := farPickupIn(t, far, agentEnv, "", "--dir", far.dir, "--owner", owner, "claim", id); res.code != 0 {
 		t.Fatalf("claim on the far host: exit %d\n%s", res.code, res.stderr)
 	}
+	// The session's agent holds a named lock too: the owner's heartbeats
+	// keep it held on other hosts past its TTL.
+	if res := farPickupIn(t, far, agentEnv, "", "--dir", far.dir, "--owner", owner, "lock", "acquire", "repo:main", "--ttl", beatStale); res.code != 0 {
+		t.Fatalf("lock acquire on the far host: exit %d\n%s", res.code, res.stderr)
+	}
 	beats := func() string { return server.psql(t, db, "SELECT at FROM pickup_beats WHERE owner = '"+owner+"'") }
 	throttle := filepath.Join(far.dir, ".pickup", "claude", "beats", owner)
 	time.Sleep(time.Second) // past the beat interval (stale/4) of session-start's beat
@@ -58,6 +64,9 @@ func TestHooksKeepOwnerAliveAcrossHosts(t *testing.T) {
 		time.Sleep(time.Second)
 		if out := here.must("reaper", "reap", "--stale", beatStale); strings.Contains(out, id) || !holds() {
 			t.Fatalf("after %d s this host reaped %s of %s, whose hooks beat on its own host:\n%s", i+1, id, owner, out)
+		}
+		if res := here.pickup(context.Background(), "near", "lock", "acquire", "repo:main"); res.code != 3 {
+			t.Fatalf("after %d s this host took the lock of %s, whose hooks beat on its own host: exit %d\n%s", i+1, owner, res.code, res.stderr)
 		}
 		if cur := beats(); cur == last {
 			t.Fatalf("round %d: the hook recorded no heartbeat in the database (still %q)", i+1, cur)
@@ -74,6 +83,10 @@ func TestHooksKeepOwnerAliveAcrossHosts(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 		here.must("reaper", "reap", "--stale", beatStale)
+	}
+
+	if res := here.pickup(context.Background(), "near", "lock", "acquire", "repo:main"); res.code != 0 {
+		t.Errorf("the silent owner's lock was not taken here after its TTL: exit %d\n%s", res.code, res.stderr)
 	}
 
 	// On its own host, an agent killed with SIGKILL loses its claim at
