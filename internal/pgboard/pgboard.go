@@ -40,9 +40,10 @@
 // # Limits
 //
 // The password is never written to config.yaml: libpq's PGPASSWORD,
-// ~/.pgpass and PG* variables supply it, as pgx reads them. Liveness of
-// owners on other hosts, named locks across machines and the git history
-// batches are not built yet.
+// ~/.pgpass and PG* variables supply it, as pgx reads them. Owners on
+// other hosts are judged by their heartbeats in pickup_beats (mirror.go,
+// beat.go), named locks across machines live in pickup_locks (locks.go);
+// the git history batches are not built yet.
 package pgboard
 
 import (

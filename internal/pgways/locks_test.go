@@ -82,6 +82,20 @@ func TestLockAcrossBoards(t *testing.T) {
 	if out := b.must("", "lock", "list"); !strings.Contains(out, "cid") {
 		t.Errorf("lock list on the other board does not show cid's lock:\n%s", out)
 	}
+	// cleanup on the other board removes the lock of a dead holder of
+	// this host from the database, and never a live one's.
+	b.must("", "lock", "cleanup")
+	if got := server.psql(t, db, "SELECT count(*) FROM pickup_locks"); got != "1" {
+		t.Fatalf("cleanup removed a live holder's lock: %s left", got)
+	}
+	_ = ana.Process.Kill()
+	_ = ana.Wait()
+	if out := b.must("", "lock", "cleanup"); !strings.Contains(out, "repo:main") {
+		t.Errorf("cleanup does not report the dead holder's lock:\n%s", out)
+	}
+	if got := server.psql(t, db, "SELECT count(*) FROM pickup_locks"); got != "0" {
+		t.Errorf("after cleanup the database has %s locks, want 0", got)
+	}
 }
 
 // farPickup runs pickup on c's board as if on another machine: in a UTS
