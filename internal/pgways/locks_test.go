@@ -54,7 +54,9 @@ func TestLockAcrossBoards(t *testing.T) {
 	// bob waits; ana releases on her board: bob has it.
 	waited := make(chan result, 1)
 	go func() {
-		waited <- b.pickup(context.Background(), "bob", "--pid", pidArg(bob), "lock", "acquire", "repo:main", "--wait", "60s")
+		// The fallback poll is an hour: only the NOTIFY of the release
+		// can wake bob within his wait.
+		waited <- b.pickupEnv(context.Background(), "bob", []string{"PICKUP_PG_POLL=1h"}, "--pid", pidArg(bob), "lock", "acquire", "repo:main", "--wait", "20s")
 	}()
 	time.Sleep(300 * time.Millisecond)
 	a.must("ana", "lock", "release", "repo:main")
