@@ -18,17 +18,35 @@ import (
 	"github.com/pickup-dev/pickup/sessions"
 )
 
-// arbitrateLocks makes the database the arbiter of l on a PostgreSQL
-// board; other boards keep their locks on this machine.
+// locksKind is a kind of arbiter that holds named locks too.
+type locksKind interface{ holdsLocks() }
+
+// lockHolder is an open arbiter that holds named locks.
+type lockHolder interface {
+	lockArbiter(now func() time.Time) claim.LockArbiter
+}
+
+func (pgKind) holdsLocks() {}
+
+func (a *pgArbiter) lockArbiter(now func() time.Time) claim.LockArbiter { return a.pg.Locks(now) }
+
+// arbitrateLocks makes the board's arbiter the arbiter of l where it
+// holds locks (a PostgreSQL database); other boards keep their locks on
+// this machine (and are not read: a git remote is not fetched for a
+// lock).
 func (r *run) arbitrateLocks(b *sessions.Board, l *claim.Locks) error {
-	if !r.shared.isPG() {
+	cfg := r.shared.config()
+	if cfg == nil || cfg.Shared == "" {
+		return nil
+	}
+	if _, ok := kindOf(cfg.Shared).(locksKind); !ok {
 		return nil
 	}
 	if err := r.shared.ready(b); err != nil {
 		return err
 	}
-	if pg := r.shared.pgBoard(); pg != nil {
-		l.Arbiter = pg.Locks(b.Now)
+	if h, ok := r.shared.arbiter().(lockHolder); ok {
+		l.Arbiter = h.lockArbiter(b.Now)
 	}
 	return nil
 }

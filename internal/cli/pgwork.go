@@ -2,19 +2,14 @@ package cli
 
 import "context"
 
-// workPoll makes `pickup work --wait` on a PostgreSQL board wake for
-// sessions made or released on other machines within milliseconds: the
-// database is read whenever a session arrives in todo anywhere
-// (LISTEN/NOTIFY, see pgPoll), which writes it into todo/ here, where
-// the pool's watch sees it. It returns a function that stops it. Other
-// boards are watched as they are.
+// workPoll keeps a shared board in line while `pickup work --wait` waits
+// (see arbiter.watch), so that sessions made or released in other clones
+// land in todo/, where the pool's watch sees them: on a PostgreSQL board
+// within milliseconds (LISTEN/NOTIFY). It returns a function that stops
+// it.
 func (r *run) workPoll(ctx context.Context, wait bool) func() {
 	if !wait {
 		return func() {}
 	}
-	pg := r.shared.pgBoard()
-	if pg == nil {
-		return func() {}
-	}
-	return r.pgPoll(ctx, pg)
+	return r.sharedPoll(ctx)
 }

@@ -10,9 +10,8 @@ import (
 
 // Heartbeats that a Claude Code hook sends: the hook starts a detached
 // `pickup shared-beat` at most once per interval (BeatDue: one stat), and
-// that process records the heartbeat with Heartbeat: one "open" without
-// the board's state and one "beat" (the owner's row in pickup_beats and
-// its named locks, on the server's clock).
+// that process records the heartbeat with Beat (the owner's row in
+// pickup_beats and its named locks, on the server's clock).
 
 // beatMark is the file whose mtime is owner's last heartbeat recorded in
 // the database from this board (runtime directory, never committed).
@@ -31,33 +30,13 @@ func BeatDue(boardDir, owner string, every time.Duration, now time.Time) bool {
 	return age < 0 || age >= every
 }
 
-// Heartbeat records owner's heartbeat in the database at url for the
-// board b, without reading the board: what a hook's detached process
-// does. It marks the time for BeatDue.
-func Heartbeat(b *sessions.Board, url, owner string) error {
-	if err := sessions.ValidateOwner(owner); err != nil {
-		return err
-	}
-	helper, err := FindHelper()
-	if err != nil {
-		return err
-	}
-	ch, err := dial(helper, url)
-	if err != nil {
-		return err
-	}
-	defer ch.close()
-	if _, err := ch.call("connect", Request{Op: "open", URL: url}); err != nil {
-		return err
-	}
-	if _, err := ch.call("heartbeat "+owner, Request{Op: "beat", Owner: owner}); err != nil {
-		return err
-	}
-	mark := beatMark(b.Dir, owner)
+// markBeat records that owner's heartbeat from this board was recorded
+// in the database now.
+func markBeat(boardDir, owner string) {
+	mark := beatMark(boardDir, owner)
 	_ = os.MkdirAll(filepath.Dir(mark), 0o755)
 	if err := os.WriteFile(mark, nil, 0o644); err == nil {
 		now := time.Now()
 		_ = os.Chtimes(mark, now, now)
 	}
-	return nil
 }
