@@ -290,3 +290,25 @@ func TestLockRunSupersedeAcrossHosts(t *testing.T) {
 		t.Errorf("the superseded run did not say why it stopped:\n%s", olderOut.String())
 	}
 }
+
+// TestLockDatabaseFails: when the database refuses the lock (here its
+// table is gone), lock acquire exits 8 naming the database, and the
+// record it had published on this board is removed again: nothing is
+// held anywhere.
+func TestLockDatabaseFails(t *testing.T) {
+	db, url := newDatabase(t)
+	a := clones(t, url, 1)[0]
+	server.psql(t, db, "ALTER TABLE pickup_locks RENAME TO pickup_locks_away")
+	res := a.pickup(context.Background(), "ana", "lock", "acquire", "repo:main")
+	if res.code != 8 || !strings.Contains(res.stderr, db) {
+		t.Fatalf("lock acquire with the database failing: exit %d, want 8 naming the database\n%s", res.code, res.stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Join(a.dir, ".pickup", "locks"))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".lock") && !strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("the failed acquire left a lock record on the board: %s", e.Name())
+		}
+	}
+	server.psql(t, db, "ALTER TABLE pickup_locks_away RENAME TO pickup_locks")
+	a.must("bob", "lock", "acquire", "repo:main") // free here and there
+}
