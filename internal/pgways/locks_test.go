@@ -2,11 +2,13 @@ package pgways
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -311,4 +313,46 @@ func TestLockDatabaseFails(t *testing.T) {
 	}
 	server.psql(t, db, "ALTER TABLE pickup_locks_away RENAME TO pickup_locks")
 	a.must("bob", "lock", "acquire", "repo:main") // free here and there
+}
+
+// TestSixteenLockRacers: 16 processes on 4 boards acquire one free key at
+// once, each for a live agent of its own: one gets it, 15 are told it is
+// held (exit 3), and the database names the winner.
+func TestSixteenLockRacers(t *testing.T) {
+	db, url := newDatabase(t)
+	cs := clones(t, url, 4)
+	for round := range 3 {
+		key := fmt.Sprintf("race-%d", round)
+		results := make([]result, 16)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range results {
+			c := cs[i%len(cs)]
+			agent := sleeper(t)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				results[i] = c.pickup(context.Background(), fmt.Sprintf("racer-%d", i), "--pid", pidArg(agent), "lock", "acquire", key)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		winner := ""
+		for i, res := range results {
+			switch res.code {
+			case 0:
+				if winner != "" {
+					t.Fatalf("round %d: two racers got %s: %s and racer-%d", round, key, winner, i)
+				}
+				winner = fmt.Sprintf("racer-%d", i)
+			case 3:
+			default:
+				t.Errorf("round %d: racer-%d: exit %d\n%s", round, i, res.code, res.stderr)
+			}
+		}
+		if got := server.psql(t, db, "SELECT owner FROM pickup_locks WHERE key = '"+key+"'"); winner == "" || got != winner {
+			t.Errorf("round %d: the database has %s held by %q, the winner was %q", round, key, got, winner)
+		}
+	}
 }
