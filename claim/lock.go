@@ -346,6 +346,17 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 		if err != nil {
 			return fail(err, nil)
 		}
+		if held && l.Arbiter != nil && info.Path != "" {
+			// A live holder here that the arbiter no longer names (it
+			// was taken over from another machine) holds nothing.
+			gone, err := l.leftover(key, info)
+			if err != nil {
+				return fail(err, nil)
+			}
+			if gone {
+				continue
+			}
+		}
 		if !held && l.Arbiter != nil {
 			if info, held, err = l.arbitrate(key, info, &tmp); err != nil {
 				return fail(err, nil)

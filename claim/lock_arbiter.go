@@ -46,6 +46,9 @@ func (l *Locks) arbitrate(key string, mine LockInfo, tmp **spare) (LockInfo, boo
 	undo := func() error {
 		err := l.unlockHeld(key, mine.Token, *tmp)
 		*tmp = nil // reused or closed by unlockHeld
+		if errors.Is(err, ErrNotHolder) || errors.Is(err, ErrLockNotHeld) {
+			return nil // removed as a leftover meanwhile (see leftover)
+		}
 		return err
 	}
 	var replace *LockInfo
@@ -167,4 +170,34 @@ func (l *Locks) cleanupArbitrated(staleAfter time.Duration) ([]LockInfo, error) 
 	}
 	_, err = l.cleanupHere(staleAfter)
 	return removed, err
+}
+
+// leftoverAfter is how long a record here may go without its arbiter's
+// row before it counts as a leftover: its holder may be between
+// publishing it here and asking the arbiter.
+const leftoverAfter = 5 * time.Second
+
+// leftover removes the record info of key here, whose holder is alive,
+// if the arbiter gives the key to another acquisition (a takeover from
+// another machine after the holder went stale there), or to none for
+// longer than leftoverAfter (a release made on another board); the record
+// then holds nothing. It reports whether it removed it. The arbiter
+// decides who holds a key: a wrong removal here can only make a racer
+// ask the arbiter, never give the key twice.
+func (l *Locks) leftover(key string, info LockInfo) (bool, error) {
+	rows, err := l.Arbiter.ReadLocks(key)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case len(rows) > 0 && rows[0].Token == info.Token:
+		return false, nil // held there too
+	case len(rows) == 0 && l.now().Sub(info.AcquiredAt) < leftoverAfter:
+		return false, nil // being acquired, maybe
+	}
+	err = l.remove("release", key, tokenHolder(info.Token))
+	if errors.Is(err, ErrNotHolder) || errors.Is(err, ErrLockNotHeld) {
+		err = nil // gone or replaced already: look again
+	}
+	return err == nil, err
 }
