@@ -74,4 +74,5 @@ func BenchmarkHookOnPostgresBoard(b *testing.B) {
 		_ = os.Chtimes(mark, old, old)
 	}, pickup, hook...)
 	bench("shared-beat-process", func() { _ = os.Chtimes(mark, old, old) }, pickup, "--dir", c.dir, "--owner", owner, "shared-beat")
+	time.Sleep(time.Second) // the last detached beats finish before the board is removed
 }
