@@ -212,6 +212,9 @@ func (s *Board) refresh(first bool) (bool, error) {
 		return false, err
 	}
 	defer unlock()
+	s.mu.Lock()
+	s.beats = res.Beats
+	s.mu.Unlock()
 	s.seeBeats(res.Beats)
 	view := s.loadView()
 	var need []string

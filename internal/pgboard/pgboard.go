@@ -138,6 +138,7 @@ type Board struct {
 	ch     *channel
 	mu     sync.Mutex
 	opened *Response // open's answer: the state, for the first Refresh
+	beats  []Beat    // the last Refresh's (Beats)
 }
 
 // channel is one line-protocol conversation with pickup-postgres: the

@@ -16,6 +16,11 @@ type Request struct {
 	// TimeoutMS: how long a "wait" (for a session arriving in todo on
 	// any board of the database: LISTEN/NOTIFY) may block.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
+	// Moves: the "wait" returns at any transition on any board (the
+	// database's version moved past Since), not only at an arrival in
+	// todo; the response's Version is the version it saw.
+	Moves bool  `json:"moves,omitempty"`
+	Since int64 `json:"since,omitempty"`
 	// State: an "open" answers with the "state" too (one round trip).
 	State bool     `json:"state,omitempty"`
 	IDs   []string `json:"ids,omitempty"`
@@ -86,6 +91,8 @@ type Response struct {
 	// IDs: an import's sessions whose ids the database has for a
 	// different session.
 	IDs []string `json:"ids,omitempty"`
+	// Version: the database's version as a "wait" with Moves saw it.
+	Version int64 `json:"version,omitempty"`
 	// ReadBack: a move's commit was not heard and its outcome was read
 	// back from the database.
 	ReadBack bool `json:"read_back,omitempty"`
@@ -95,6 +102,9 @@ type Response struct {
 // clock) and how long ago (judged there).
 type Beat struct {
 	Owner string `json:"owner"`
+	// Host is the machine the heartbeat came from ("" if not known: a
+	// pickup that did not say).
+	Host  string `json:"host,omitempty"`
 	At    string `json:"at"`
 	AgeMS int64  `json:"age_ms"`
 }

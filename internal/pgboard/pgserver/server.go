@@ -41,9 +41,20 @@ type Server struct {
 // notifyChannel is the channel of NOTIFY: a session arrived in todo.
 const notifyChannel = "pickup_todo"
 
+// movesPoll is how often a wait for any transition reads the database's
+// version. Transitions other than arrivals in todo send no NOTIFY: a
+// NOTIFY serializes the commits of the transactions that send one (each
+// holds the database's notify lock until its commit is flushed), and
+// claims are the path whose throughput matters. One read of a sequence a
+// few times a second per live board costs the server next to nothing.
+const movesPoll = 200 * time.Millisecond
+
 // wait blocks until a NOTIFY on notifyChannel arrives or d has passed
-// (both are an answer: the caller reads the board either way).
-func (s *Server) wait(d time.Duration) pgboard.Response {
+// (both are an answer: the caller reads the board either way). With
+// moves it returns as soon as the database's version differs from since
+// (any transition on any board), reading it every movesPoll, and at once
+// at a NOTIFY.
+func (s *Server) wait(d time.Duration, moves bool, since int64) pgboard.Response {
 	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
 	defer cancel()
 	if err := s.connect(ctx); err != nil {
@@ -55,13 +66,36 @@ func (s *Server) wait(d time.Duration) pgboard.Response {
 		}
 		s.listening = true
 	}
-	wctx, wcancel := context.WithTimeout(context.Background(), d)
-	defer wcancel()
-	_, err := s.conn.WaitForNotification(wctx)
-	if err != nil && wctx.Err() == nil {
-		return fail(s.dropIfBroken(err))
+	deadline := time.Now().Add(d)
+	var version int64
+	for {
+		if moves {
+			if err := s.conn.QueryRow(ctx, `SELECT last_value FROM pickup_version`).Scan(&version); err != nil {
+				return fail(s.dropIfBroken(err))
+			}
+			if version != since {
+				return pgboard.Response{OK: true, Version: version}
+			}
+		}
+		step := time.Until(deadline)
+		if moves {
+			step = min(step, movesPoll)
+		}
+		if step <= 0 {
+			return pgboard.Response{OK: true, Version: version}
+		}
+		wctx, wcancel := context.WithTimeout(context.Background(), step)
+		_, err := s.conn.WaitForNotification(wctx)
+		expired := wctx.Err() != nil
+		wcancel()
+		if err != nil && !expired {
+			return fail(s.dropIfBroken(err))
+		}
+		if !moves {
+			return pgboard.Response{OK: true}
+		}
+		// A NOTIFY, a step or the deadline: read the version again.
 	}
-	return pgboard.Response{OK: true}
 }
 
 // Serve answers requests from r on w until r ends, on a connection of its
@@ -139,7 +173,7 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 	case "beat":
 		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner) })
 	case "wait":
-		return s.wait(time.Duration(req.TimeoutMS) * time.Millisecond)
+		return s.wait(time.Duration(req.TimeoutMS)*time.Millisecond, req.Moves, req.Since)
 	case "move":
 		if req.Move == nil {
 			return pgboard.Response{Kind: pgboard.KindError, Err: "move without a transition"}
