@@ -27,6 +27,10 @@ import (
 // for next --wait).
 const DefaultPGPoll = time.Second
 
+// pgRetry is how often the live board tries a database that does not
+// answer.
+const pgRetry = time.Second
+
 // pgReport is how often a PostgreSQL board that answers and does not move
 // says so (its "updated" time): more often would redraw an idle board.
 const pgReport = 30 * time.Second
@@ -137,7 +141,11 @@ func (l *live) followPG() {
 			cur := w
 			mu.Unlock()
 			if err == nil {
-				since, err = cur.WaitMoves(since, f.Fetch)
+				wait := f.Fetch
+				if lastErr != "" {
+					wait = 0 // answering again: read it at once
+				}
+				since, err = cur.WaitMoves(since, wait)
 			}
 			if err != nil {
 				closeWaiter()
@@ -176,11 +184,11 @@ func (l *live) followPG() {
 			lastErr, lastReport = "", now
 		}
 		if err != nil {
-			// Not answering: try again after the fallback period.
+			// Not answering: try again in a moment.
 			select {
 			case <-l.ctx.Done():
 				return
-			case <-time.After(f.Fetch):
+			case <-time.After(min(f.Fetch, pgRetry)):
 			}
 		}
 	}

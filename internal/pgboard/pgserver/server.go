@@ -70,7 +70,10 @@ func (s *Server) wait(d time.Duration, moves bool, since int64) pgboard.Response
 	var version int64
 	for {
 		if moves {
-			if err := s.conn.QueryRow(ctx, `SELECT last_value FROM pickup_version`).Scan(&version); err != nil {
+			qctx, qcancel := context.WithTimeout(context.Background(), RequestTimeout)
+			err := s.conn.QueryRow(qctx, `SELECT last_value FROM pickup_version`).Scan(&version)
+			qcancel()
+			if err != nil {
 				return fail(s.dropIfBroken(err))
 			}
 			if version != since {
