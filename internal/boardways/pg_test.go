@@ -122,6 +122,13 @@ func TestBoardFollowsPostgres(t *testing.T) {
 		return strings.Contains(s, "1 todo  1 doing") && holds.MatchString(s)
 	})
 	t.Logf("a claim in clone b showed in a's board after %v", took.Round(time.Millisecond))
+	// bob works from another board: its machine is the one its claim's
+	// heartbeat came from.
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	if row := regexp.MustCompile(`(?m)^\s+bob\s.*$`).FindString(tm.screen()); host != "" && len(host) < 16 && !strings.Contains(row, " "+host+" ") {
+		t.Errorf("bob's row does not name its machine %s: %q", host, row)
+	}
 	if took > 2*time.Second {
 		t.Errorf("a claim in clone b took %v to show (want about a second)", took)
 	}

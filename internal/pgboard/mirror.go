@@ -309,7 +309,7 @@ func (s *Board) Beat(owner string) error {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return err
 	}
-	_, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner})
+	_, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host})
 	return err
 }
 

@@ -132,6 +132,10 @@ func Redact(u string) (string, bool) {
 type Board struct {
 	B   *sessions.Board
 	URL string // without a password
+	// Host is this machine's name, recorded with the heartbeats that
+	// transitions and Beat make (os.Hostname's, shortened at its first
+	// dot, as owners' default names are).
+	Host string
 
 	url    string // as given
 	helper string
@@ -206,7 +210,7 @@ func dial(helper, url string) (*channel, error) {
 // b.IDSuffix. Close stops the helper.
 func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	redacted, _ := Redact(url)
-	s := &Board{B: b, URL: redacted, url: url}
+	s := &Board{B: b, URL: redacted, url: url, Host: shortHostname()}
 	var err error
 	if s.helper, err = FindHelper(); err != nil {
 		return nil, err
@@ -383,4 +387,12 @@ func (s *Board) idSuffix() (string, error) {
 		return kept, nil // another process wrote one first
 	}
 	return v, nil
+}
+
+// shortHostname is this machine's name up to its first dot ("" if it has
+// none).
+func shortHostname() string {
+	h, _ := os.Hostname()
+	h, _, _ = strings.Cut(h, ".")
+	return h
 }

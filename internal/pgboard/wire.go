@@ -11,8 +11,10 @@ type Request struct {
 	// its id exists).
 	Op  string `json:"op"`
 	URL string `json:"url,omitempty"`
-	// Owner: whose heartbeat a "beat" records.
+	// Owner: whose heartbeat a "beat" records; Host the machine it
+	// comes from.
 	Owner string `json:"owner,omitempty"`
+	Host  string `json:"host,omitempty"`
 	// TimeoutMS: how long a "wait" (for a session arriving in todo on
 	// any board of the database: LISTEN/NOTIFY) may block.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
@@ -42,6 +44,7 @@ type Move struct {
 	ToState   string `json:"to_state"`
 	ToOwner   string `json:"to_owner,omitempty"`
 	Owner     string `json:"owner,omitempty"` // who made it
+	Host      string `json:"host,omitempty"`  // the machine it was made on
 	Reason    string `json:"reason,omitempty"`
 	Body      []byte `json:"body"`
 	Tx        string `json:"tx"`

@@ -46,6 +46,10 @@ var migrations = []string{
 		owner text PRIMARY KEY,
 		at timestamptz NOT NULL
 	);`,
+	// 3: the machine each heartbeat came from (pickup status and board
+	// show owners of other machines with it). IF NOT EXISTS: safe in
+	// whatever place among other additions it lands.
+	`ALTER TABLE pickup_beats ADD COLUMN IF NOT EXISTS host text NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this pickup makes and reads.

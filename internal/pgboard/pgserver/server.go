@@ -174,7 +174,7 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 	case "import":
 		return s.retry(ctx, func() pgboard.Response { return s.importRows(ctx, req.Sessions) })
 	case "beat":
-		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner) })
+		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner, req.Host) })
 	case "wait":
 		return s.wait(time.Duration(req.TimeoutMS)*time.Millisecond, req.Moves, req.Since)
 	case "move":
@@ -279,9 +279,10 @@ func (s *Server) retry(ctx context.Context, f func() pgboard.Response) pgboard.R
 	}
 }
 
-// beat records owner's heartbeat, at the server's clock.
-func (s *Server) beat(ctx context.Context, owner string) pgboard.Response {
-	if _, err := s.conn.Exec(ctx, `INSERT INTO pickup_beats (owner, at) VALUES ($1, now()) ON CONFLICT (owner) DO UPDATE SET at = now()`, owner); err != nil {
+// beat records owner's heartbeat, at the server's clock, from host.
+func (s *Server) beat(ctx context.Context, owner, host string) pgboard.Response {
+	if _, err := s.conn.Exec(ctx, `INSERT INTO pickup_beats (owner, at, host) VALUES ($1, now(), $2)
+		ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $2 = '' THEN pickup_beats.host ELSE $2 END`, owner, host); err != nil {
 		return fail(s.dropIfBroken(err))
 	}
 	return pgboard.Response{OK: true}
@@ -289,7 +290,7 @@ func (s *Server) beat(ctx context.Context, owner string) pgboard.Response {
 
 // beats reads every owner's heartbeat, as its age on the server's clock.
 func (s *Server) beats(ctx context.Context) ([]pgboard.Beat, error) {
-	rows, err := s.conn.Query(ctx, `SELECT owner, at, extract(epoch FROM now() - at) FROM pickup_beats`)
+	rows, err := s.conn.Query(ctx, `SELECT owner, host, at, extract(epoch FROM now() - at) FROM pickup_beats`)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +298,7 @@ func (s *Server) beats(ctx context.Context) ([]pgboard.Beat, error) {
 		var b pgboard.Beat
 		var at time.Time
 		var age float64
-		err := r.Scan(&b.Owner, &at, &age)
+		err := r.Scan(&b.Owner, &b.Host, &at, &age)
 		b.At = at.UTC().Format(time.RFC3339Nano)
 		b.AgeMS = int64(age * 1000)
 		return b, err
