@@ -159,12 +159,17 @@ type channel struct {
 }
 
 // FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
-// pickup-postgres next to this executable, else on PATH.
+// pickup-postgres next to this executable (links resolved: a pickup linked
+// into ~/bin finds the helper of its install, as release archives and npm
+// place it), else on PATH.
 func FindHelper() (string, error) {
 	if p := os.Getenv("PICKUP_POSTGRES_HELPER"); p != "" {
 		return p, nil
 	}
 	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
 		p := filepath.Join(filepath.Dir(exe), HelperName)
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
 			return p, nil
