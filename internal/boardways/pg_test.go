@@ -133,6 +133,12 @@ func TestBoardFollowsPostgres(t *testing.T) {
 		t.Errorf("a claim in clone b took %v to show (want about a second)", took)
 	}
 
+	// The history here tells it too (the mirror logs what other boards
+	// did).
+	tm.waitFor("bob's claim in a's history", 5*time.Second, func(s string) bool {
+		return regexp.MustCompile(`claim\s+` + regexp.QuoteMeta(second) + `\s+todo → doing/bob`).MatchString(s)
+	})
+
 	// Done in clone b: the session moves on a's board.
 	run(envB, "--owner", "bob", "done", second)
 	took = tm.waitFor("bob's done made in clone b", 5*time.Second, func(s string) bool {
