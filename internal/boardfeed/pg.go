@@ -160,6 +160,12 @@ func (l *live) followPG() {
 		} else {
 			f.setDBErr(err)
 		}
+		if err != nil && f.PG != nil {
+			// Opened again at the next try: a helper (the machine's
+			// daemon) that went away is started again.
+			f.PG.Close()
+			f.PG = nil
+		}
 		if l.ctx.Err() != nil {
 			return
 		}

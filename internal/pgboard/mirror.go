@@ -377,6 +377,6 @@ func (s *Board) logMirrored(r Row, from string, moved bool) {
 		op = "sync"
 	}
 	e := sessions.Event{Time: time.Now(), ID: r.ID, Op: op, Owner: r.LastBy,
-		Reason: "made on another board of the database " + s.URL, Src: src, Dst: s.rowPath(r)}
+		Reason: "made on another board", Src: src, Dst: s.rowPath(r)}
 	_ = s.B.AppendEvent(e) // the move stands whatever became of its line
 }
