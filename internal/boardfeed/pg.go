@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,10 +105,18 @@ func dbErrText(err error) string {
 		return ""
 	}
 	var de *pgboard.DatabaseError
+	text := err.Error()
 	if errors.As(err, &de) && de.Err != nil {
-		return de.Err.Error()
+		text = de.Err.Error()
 	}
-	return err.Error()
+	// pgx names the user and database first; the cause matters most on
+	// a line that may be cut.
+	if rest, ok := strings.CutPrefix(text, "failed to connect to `"); ok {
+		if _, cause, ok := strings.Cut(rest, "`: "); ok {
+			text = cause
+		}
+	}
+	return text
 }
 
 // followPG keeps the board directory in line with the database until the
