@@ -61,7 +61,6 @@ func (r *run) doctorCommand() *ucli.Command {
 			}
 			findings = append(configFindings(b), findings...)
 			findings = append(findings, r.sharedFindings(b)...)
-			findings = append(findings, r.pgFindings(b)...)
 			dead, err := r.deadLeases(b, c.Bool("fix"))
 			if err != nil {
 				return err

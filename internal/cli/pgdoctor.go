@@ -9,16 +9,13 @@ import (
 	"github.com/pickup-dev/pickup/sessions"
 )
 
-// pgFindings is what pickup doctor checks on a PostgreSQL board: that the
-// helper every command needs is installed where pickup looks for it, and
-// that the database answers (connecting, and the schema this pickup
-// knows). Either failing makes every command on the board fail (exit 8):
-// the finding says why and what to do.
-func (r *run) pgFindings(b *sessions.Board) []sessions.Finding {
-	cfg, err := b.Config()
-	if err != nil || !pgboard.IsURL(cfg.Shared) {
-		return nil // configFindings reports a bad config.yaml
-	}
+// pgFindings is what pickup doctor checks on a PostgreSQL board (its
+// kind's findings): that the helper every command needs is installed
+// where pickup looks for it, and that the database answers (connecting,
+// and the schema this pickup knows). Either failing makes every command on
+// the board fail (exit 8): the finding says why and what to do. The board
+// directory itself is checked as on any board.
+func (r *run) pgFindings(b *sessions.Board, cfg sessions.Config) []sessions.Finding {
 	finding := func(msg string) []sessions.Finding {
 		return []sessions.Finding{{Kind: "postgres", Path: filepath.Join(b.Dir, sessions.ConfigFile), Message: msg}}
 	}

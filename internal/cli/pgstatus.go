@@ -8,14 +8,14 @@ import "time"
 // long ago that heartbeat was, judged on the database server's clock (the
 // lease's heartbeat is when this board last saw it move).
 func (r *run) pgOwner(st *ownerStatus) {
-	if len(st.Holders) > 0 || !r.shared.isPG() {
+	if len(st.Holders) > 0 {
 		return
 	}
-	pg := r.shared.pgBoard()
-	if pg == nil {
-		return // the database did not answer: the last view only
+	pa, ok := r.shared.arbiter().(*pgArbiter)
+	if !ok {
+		return // not a PostgreSQL board, or its database did not answer: the last view only
 	}
-	for _, b := range pg.Beats() {
+	for _, b := range pa.pg.Beats() {
 		if b.Owner != st.Owner {
 			continue
 		}

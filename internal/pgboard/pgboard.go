@@ -133,8 +133,7 @@ type Board struct {
 	B   *sessions.Board
 	URL string // without a password
 	// Host is this machine's name, recorded with the heartbeats that
-	// transitions and Beat make (os.Hostname's, shortened at its first
-	// dot, as owners' default names are).
+	// transitions and Beat make (os.Hostname's unless set).
 	Host string
 
 	url    string // as given
@@ -215,7 +214,8 @@ func dial(helper, url string) (*channel, error) {
 // b.IDSuffix. Close stops the helper.
 func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	redacted, _ := Redact(url)
-	s := &Board{B: b, URL: redacted, url: url, Host: shortHostname()}
+	s := &Board{B: b, URL: redacted, url: url}
+	s.Host, _ = os.Hostname()
 	var err error
 	if s.helper, err = FindHelper(); err != nil {
 		return nil, err
@@ -392,12 +392,4 @@ func (s *Board) idSuffix() (string, error) {
 		return kept, nil // another process wrote one first
 	}
 	return v, nil
-}
-
-// shortHostname is this machine's name up to its first dot ("" if it has
-// none).
-func shortHostname() string {
-	h, _ := os.Hostname()
-	h, _, _ = strings.Cut(h, ".")
-	return h
 }
