@@ -115,6 +115,9 @@ func dbErrText(err error) string {
 		if _, cause, ok := strings.Cut(rest, "`: "); ok {
 			text = cause
 		}
+		if _, cause, ok := strings.Cut(text, "dial error: "); ok {
+			text = cause // "host:port (address): dial error: dial tcp …"
+		}
 	}
 	return text
 }

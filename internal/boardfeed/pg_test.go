@@ -16,7 +16,7 @@ func TestDBErrText(t *testing.T) {
 	}{
 		{nil, ""},
 		{&pgboard.DatabaseError{URL: "postgres://x@h/db", Op: "read the board", Err: errors.New("failed to connect to `user=x database=db`: 10.0.0.5:5432 (h): dial error: dial tcp 10.0.0.5:5432: connect: connection refused")},
-			"10.0.0.5:5432 (h): dial error: dial tcp 10.0.0.5:5432: connect: connection refused"},
+			"dial tcp 10.0.0.5:5432: connect: connection refused"},
 		{&pgboard.DatabaseError{URL: "postgres://x@h/db", Op: "wait", Err: errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")},
 			"FATAL: terminating connection due to administrator command (SQLSTATE 57P01)"},
 		{errors.New("postgres board: pickup-postgres not found"), "postgres board: pickup-postgres not found"},
