@@ -25,7 +25,11 @@
 // if its file is still where the last view of the database put it; one
 // that a local transition has moved since is left to that transition's
 // arbiter. The view (which version of each row this directory shows) is
-// kept in .pickup/pg-view.json under a flock.
+// kept in .pickup/pg-view.json under a flock. Each session Refresh places
+// gets its transition's line in this board's events.log (the database's
+// op and who), so that the history here ends where the session is. A live
+// view (pickup board) waits for any transition with Waiter.WaitMoves and
+// refreshes.
 //
 // # Why a helper process
 //
