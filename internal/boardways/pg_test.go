@@ -169,4 +169,11 @@ func TestBoardFollowsPostgres(t *testing.T) {
 	if s := tm.screen(); strings.Contains(s, "BOARD-EXITED") {
 		t.Fatalf("the board exited:\n%s", s)
 	}
+	// What an idle PostgreSQL board costs (its fallback reads of the
+	// database), for the report: no assertion on a shared machine.
+	boardPID := childNamed(t, tm.panePID(), "pickup-board")
+	time.Sleep(time.Second)
+	before := cpuTicks(t, boardPID)
+	time.Sleep(5 * time.Second)
+	t.Logf("the idle board used %d clock ticks of CPU in 5 s", cpuTicks(t, boardPID)-before)
 }
