@@ -45,6 +45,9 @@ func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg se
 	if err != nil {
 		return nil, err
 	}
+	if m.hostname != nil {
+		pg.Host, _ = m.hostname() // named with its heartbeats
+	}
 	return &pgArbiter{pg: pg}, nil
 }
 
@@ -60,9 +63,11 @@ func (pgKind) beatDue(dir, owner string, every time.Duration, now time.Time) boo
 
 func (pgKind) viewsFresh() bool { return true }
 
-// findings: the database keeps the board's truth; doctor looks at the
-// board directory as on any board.
-func (pgKind) findings(*run, *sessions.Board, sessions.Config) []sessions.Finding { return nil }
+// findings: the helper installed and the database answering (pgdoctor.go);
+// doctor looks at the board directory as on any board.
+func (pgKind) findings(r *run, b *sessions.Board, cfg sessions.Config) []sessions.Finding {
+	return r.pgFindings(b, cfg)
+}
 
 func (pgKind) repair(*run, *sessions.Board, sessions.Config) error {
 	return usageError("--repair is for a board shared through a git remote; PostgreSQL keeps its own history")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -122,7 +123,12 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 		// must not stamp itself fresh without it (sessions.Board.PeekFresh).
 		defer s.B.MarkChanged(sessions.Todo)
 	}
-	moved := false
+	moved, wrote := false, false
+	defer func() {
+		if moved || wrote {
+			s.logMirrored(r, from, moved)
+		}
+	}()
 	if from != "" && from != want && exists(from) {
 		err := fsx.RenameNoReplace(from, want)
 		switch {
@@ -139,9 +145,11 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 		}
 	}
 	if !moved && !exists(want) {
-		if err := fsx.WriteNew(want, r.Body, 0o644, !s.B.NoSync); err != nil && !errors.Is(err, fs.ErrExist) {
+		err := fsx.WriteNew(want, r.Body, 0o644, !s.B.NoSync)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("postgres board: write %s: %w", want, err)
 		}
+		wrote = err == nil
 	}
 	if r.Body != nil {
 		if old, err := fsx.ReadRegular(want); err == nil && !bytes.Equal(old, r.Body) {
@@ -212,6 +220,9 @@ func (s *Board) refresh(first bool) (bool, error) {
 		return false, err
 	}
 	defer unlock()
+	s.mu.Lock()
+	s.beats = res.Beats
+	s.mu.Unlock()
 	s.seeBeats(res.Beats)
 	view := s.loadView()
 	var need []string
@@ -307,7 +318,7 @@ func (s *Board) Beat(owner string) error {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return err
 	}
-	if _, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner}); err != nil {
+	if _, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host}); err != nil {
 		return err
 	}
 	markBeat(s.B.Dir, owner)
@@ -352,4 +363,24 @@ func (s *Board) seeBeats(beats []Beat) {
 			_ = os.Rename(tmp, path)
 		}
 	}
+}
+
+// logMirrored appends to this board's event log the transition that put
+// session r where the database has it, made on another board (or by the
+// database's answer to a transition lost here): the history here then
+// ends where the session is (pickup doctor checks that), and pickup log
+// and pickup board show what other machines did. Its time is when this
+// board saw it; the database's pickup_events has the exact one.
+func (s *Board) logMirrored(r Row, from string, moved bool) {
+	src := ""
+	if moved {
+		src = from
+	}
+	op := r.LastOp
+	if op == "" || op == "import" {
+		op = "sync"
+	}
+	e := sessions.Event{Time: time.Now(), ID: r.ID, Op: op, Owner: r.LastBy,
+		Reason: "made on another board", Src: src, Dst: s.rowPath(r)}
+	_ = s.B.AppendEvent(e) // the move stands whatever became of its line
 }

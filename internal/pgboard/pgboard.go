@@ -25,7 +25,11 @@
 // if its file is still where the last view of the database put it; one
 // that a local transition has moved since is left to that transition's
 // arbiter. The view (which version of each row this directory shows) is
-// kept in .pickup/pg-view.json under a flock.
+// kept in .pickup/pg-view.json under a flock. Each session Refresh places
+// gets its transition's line in this board's events.log (the database's
+// op and who), so that the history here ends where the session is. A live
+// view (pickup board) waits for any transition with Waiter.WaitMoves and
+// refreshes.
 //
 // # Why a helper process
 //
@@ -136,12 +140,16 @@ func Redact(u string) (string, bool) {
 type Board struct {
 	B   *sessions.Board
 	URL string // without a password
+	// Host is this machine's name, recorded with the heartbeats that
+	// transitions and Beat make (os.Hostname's unless set).
+	Host string
 
 	url    string // as given
 	helper string
 	ch     *channel
 	mu     sync.Mutex
 	opened *Response // open's answer: the state, for the first Refresh
+	beats  []Beat    // the last Refresh's (Beats)
 }
 
 // channel is one line-protocol conversation with pickup-postgres: the
@@ -158,12 +166,17 @@ type channel struct {
 }
 
 // FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
-// pickup-postgres next to this executable, else on PATH.
+// pickup-postgres next to this executable (links resolved: a pickup linked
+// into ~/bin finds the helper of its install, as release archives and npm
+// place it), else on PATH.
 func FindHelper() (string, error) {
 	if p := os.Getenv("PICKUP_POSTGRES_HELPER"); p != "" {
 		return p, nil
 	}
 	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
 		p := filepath.Join(filepath.Dir(exe), HelperName)
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
 			return p, nil
@@ -210,6 +223,7 @@ func dial(helper, url string) (*channel, error) {
 func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	redacted, _ := Redact(url)
 	s := &Board{B: b, URL: redacted, url: url}
+	s.Host, _ = os.Hostname()
 	var err error
 	if s.helper, err = FindHelper(); err != nil {
 		return nil, err

@@ -11,11 +11,18 @@ type Request struct {
 	// its id exists).
 	Op  string `json:"op"`
 	URL string `json:"url,omitempty"`
-	// Owner: whose heartbeat a "beat" records.
+	// Owner: whose heartbeat a "beat" records; Host the machine it
+	// comes from.
 	Owner string `json:"owner,omitempty"`
+	Host  string `json:"host,omitempty"`
 	// TimeoutMS: how long a "wait" (for a session arriving in todo on
 	// any board of the database: LISTEN/NOTIFY) may block.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
+	// Moves: the "wait" returns at any transition on any board (the
+	// database's version moved past Since), not only at an arrival in
+	// todo; the response's Version is the version it saw.
+	Moves bool  `json:"moves,omitempty"`
+	Since int64 `json:"since,omitempty"`
 	// State: an "open" answers with the "state" too (one round trip).
 	State bool     `json:"state,omitempty"`
 	IDs   []string `json:"ids,omitempty"`
@@ -43,6 +50,7 @@ type Move struct {
 	ToState   string `json:"to_state"`
 	ToOwner   string `json:"to_owner,omitempty"`
 	Owner     string `json:"owner,omitempty"` // who made it
+	Host      string `json:"host,omitempty"`  // the machine it was made on
 	Reason    string `json:"reason,omitempty"`
 	Body      []byte `json:"body"`
 	Tx        string `json:"tx"`
@@ -96,6 +104,8 @@ type Response struct {
 	// it); Locks: a "locks" request's.
 	Lock  *LockRow  `json:"lock_row,omitempty"`
 	Locks []LockRow `json:"locks,omitempty"`
+	// Version: the database's version as a "wait" with Moves saw it.
+	Version int64 `json:"version,omitempty"`
 	// ReadBack: a move's commit was not heard and its outcome was read
 	// back from the database.
 	ReadBack bool `json:"read_back,omitempty"`
@@ -105,6 +115,9 @@ type Response struct {
 // clock) and how long ago (judged there).
 type Beat struct {
 	Owner string `json:"owner"`
+	// Host is the machine the heartbeat came from ("" if not known: a
+	// pickup that did not say).
+	Host  string `json:"host,omitempty"`
 	At    string `json:"at"`
 	AgeMS int64  `json:"age_ms"`
 }

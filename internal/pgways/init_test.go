@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,8 +40,8 @@ func TestInitAtOnce(t *testing.T) {
 			t.Errorf("%s: init --shared: exit %d\n%s", cs[i].name, res.code, res.stderr)
 		}
 	}
-	if got, want := server.psql(t, db, "SELECT count(*) || ' ' || max(version) FROM pickup_schema"), "1 "+strconv.Itoa(pgserver.SchemaVersion); got != want {
-		t.Errorf("pickup_schema holds %q, want %q (one row, the current version)", got, want)
+	if got, want := server.psql(t, db, "SELECT count(*) || ' ' || max(version) FROM pickup_schema"), fmt.Sprintf("1 %d", pgserver.SchemaVersion); got != want {
+		t.Errorf("pickup_schema holds %q, want one row, version %d", got, pgserver.SchemaVersion)
 	}
 	if got := server.psql(t, db, "SELECT count(*) FROM pickup_sessions WHERE state = 'todo'"); got != "8" {
 		t.Errorf("%s sessions in the database, want the 8 the boards had", got)

@@ -46,10 +46,14 @@ var migrations = []string{
 		owner text PRIMARY KEY,
 		at timestamptz NOT NULL
 	);`,
-	// 3: named locks across machines: one row per held key, its holder's
+	// 3: the machine each heartbeat came from (pickup status and board
+	// show owners of other machines with it). IF NOT EXISTS: safe in
+	// whatever place among other additions it lands.
+	`ALTER TABLE pickup_beats ADD COLUMN IF NOT EXISTS host text NOT NULL DEFAULT '';`,
+	// 4: named locks across machines: one row per held key, its holder's
 	// process (judged by its own host) and its heartbeat on the server's
 	// clock (judged by every other host against ttl).
-	`CREATE TABLE pickup_locks (
+	`CREATE TABLE IF NOT EXISTS pickup_locks (
 		key text PRIMARY KEY,
 		owner text NOT NULL,
 		token text NOT NULL,
@@ -61,7 +65,7 @@ var migrations = []string{
 		run boolean NOT NULL DEFAULT false,
 		superseded boolean NOT NULL DEFAULT false
 	);
-	CREATE INDEX pickup_locks_owner ON pickup_locks (owner);`,
+	CREATE INDEX IF NOT EXISTS pickup_locks_owner ON pickup_locks (owner);`,
 }
 
 // SchemaVersion is the schema version this pickup makes and reads.
