@@ -35,7 +35,7 @@ func pgFallback() time.Duration {
 // readyPG opens b's database (config.yaml's shared: URL), makes it b's
 // arbiter and brings the board directory in line with it; m.mu is held.
 func (m *sharedMode) readyPG(b *sessions.Board) error {
-	pg, err := pgboard.Open(context.Background(), b, m.cfg.Shared)
+	pg, err := pgboard.OpenWith(context.Background(), b, m.cfg.Shared, pgOptions(m.cfg))
 	if err != nil {
 		return err
 	}
@@ -144,13 +144,17 @@ func (r *run) initPG(url string) error {
 	if err != nil {
 		return err
 	}
+	historyLine, err := r.initHistory(b) // pghistory.go
+	if err != nil {
+		return err
+	}
 	if hadPassword {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: the password in the URL was not written to config.yaml; give it to later commands in ~/.pgpass or $PGPASSWORD\n")
 	}
 	if r.json {
 		return r.printJSON(map[string]any{"dir": b.Dir, "database": redacted, "sessions": total, "imported": imported})
 	}
-	r.printf("postgres board ready at %s: %s (%d sessions, %d imported from this board)\n", b.Dir, redacted, total, imported)
+	r.printf("postgres board ready at %s: %s (%d sessions, %d imported from this board)\n%s\n", b.Dir, redacted, total, imported, historyLine)
 	return nil
 }
 
@@ -162,10 +166,14 @@ func (r *run) syncPG(pg *pgboard.Board) error {
 	if err != nil {
 		return err
 	}
+	history, line := r.syncHistory(pg) // pghistory.go
 	if r.json {
-		return r.printJSON(map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true})
+		return r.printJSON(map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true, "history": history})
 	}
 	r.printf("postgres board: in line with %s (%d sessions, %d imported)\n", pg.URL, total, imported)
+	if line != "" {
+		r.printf("%s\n", sanitize(line))
+	}
 	return nil
 }
 

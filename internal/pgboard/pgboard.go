@@ -138,6 +138,17 @@ type Board struct {
 	ch     *channel
 	mu     sync.Mutex
 	opened *Response // open's answer: the state, for the first Refresh
+	// historyEvery: the state reads ask whether a history push is due
+	// (history.go); historyDue: one said so, and took the turn.
+	historyEvery time.Duration
+	historyDue   bool
+}
+
+// Options are OpenWith's.
+type Options struct {
+	// HistoryEvery: this board's history goes to git (history.go), one
+	// push at most this often; 0 for a board without history here.
+	HistoryEvery time.Duration
 }
 
 // channel is one line-protocol conversation with pickup-postgres: the
@@ -204,8 +215,13 @@ func dial(helper, url string) (*channel, error) {
 // schema if needed) and makes it b's arbiter. It sets b.Arbiter and
 // b.IDSuffix. Close stops the helper.
 func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
+	return OpenWith(ctx, b, url, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*Board, error) {
 	redacted, _ := Redact(url)
-	s := &Board{B: b, URL: redacted, url: url}
+	s := &Board{B: b, URL: redacted, url: url, historyEvery: o.HistoryEvery}
 	var err error
 	if s.helper, err = FindHelper(); err != nil {
 		return nil, err
@@ -236,8 +252,9 @@ func (s *Board) connect() (Response, error) {
 			return Response{}, err
 		}
 		s.ch = ch
-		res, err := s.call("connect", Request{Op: "open", URL: s.url, State: true})
+		res, err := s.call("connect", s.stateRequest(Request{Op: "open", URL: s.url, State: true}))
 		if err == nil {
+			s.sawHistoryDue(res)
 			return res, nil
 		}
 		helperGone := ch.sock != nil && ch.transportFailed()
@@ -245,6 +262,23 @@ func (s *Board) connect() (Response, error) {
 		if !helperGone || try == 1 {
 			return Response{}, err
 		}
+	}
+}
+
+// stateRequest asks a state read to say whether a history push is due.
+func (s *Board) stateRequest(req Request) Request {
+	if s.historyEvery > 0 {
+		req.HistoryEveryMS = max(s.historyEvery.Milliseconds(), 1)
+		req.Owner = Leader()
+	}
+	return req
+}
+
+func (s *Board) sawHistoryDue(res Response) {
+	if res.HistoryDue {
+		s.mu.Lock()
+		s.historyDue = true
+		s.mu.Unlock()
 	}
 }
 
