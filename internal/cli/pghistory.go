@@ -157,7 +157,7 @@ func (r *run) syncHistory(pg *pgboard.Board) (map[string]any, string) {
 	if !on {
 		return nil, ""
 	}
-	res, err := r.flushHistory(pg.B, cfg, every, 2*time.Minute)
+	res, err := r.flushHistory(pg.B, cfg, every, time.Minute)
 	where := cfg.History + " " + historyBranch(cfg)
 	out := map[string]any{"remote": cfg.History, "branch": historyBranch(cfg), "events": res.Events}
 	switch {

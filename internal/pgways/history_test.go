@@ -237,6 +237,7 @@ func TestHistoryDrainFourByFour(t *testing.T) {
 	}
 	checkDrained(t, db, cs, ids, claims)
 	r.checkBranchHistory(ids)
+	r.checkBranchMatchesDB(db)
 	landed, overlap, log := r.pushes()
 	span := landed[len(landed)-1].Sub(landed[0])
 	limit := int(math.Ceil(float64(span)/float64(every))) + 1
@@ -254,4 +255,182 @@ func TestHistoryDrainFourByFour(t *testing.T) {
 	if n := server.psql(t, db, "SELECT count(*) FROM pickup_events WHERE NOT pushed"); n != "0" {
 		t.Errorf("%s events are not marked pushed after sync", n)
 	}
+}
+
+// checkBranchMatchesDB asserts that the branch lists each session's
+// transitions exactly as the database has them (none lost, none twice)
+// and that every event is marked pushed.
+func (r *gitRemote) checkBranchMatchesDB(db string) {
+	r.t.Helper()
+	ops, commits := r.branchHistory()
+	want := map[string]string{}
+	for _, line := range strings.Split(server.psql(r.t, db, `SELECT id, string_agg(op, ',' ORDER BY seq) FROM pickup_events GROUP BY id`), "\n") {
+		id, o, _ := strings.Cut(line, "|")
+		want[id] = o
+	}
+	bad := 0
+	for id, o := range want {
+		if got := strings.Join(ops[id], ","); got != o {
+			bad++
+			if bad <= 5 {
+				r.t.Errorf("%s's history on the branch is %q, the database's %q", id, got, o)
+			}
+		}
+	}
+	if len(ops) != len(want) {
+		r.t.Errorf("the branch names %d sessions, the database %d", len(ops), len(want))
+	}
+	if n := server.psql(r.t, db, "SELECT count(*) FROM pickup_events WHERE NOT pushed"); n != "0" {
+		r.t.Errorf("%s events are not marked pushed (%d commits on the branch)", n, commits)
+	}
+}
+
+// waitLog waits until the hooks' log has n lines that start with kind.
+func (r *gitRemote) waitLog(kind string, n int) {
+	r.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if r.count(kind) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			_, _, log := r.pushes()
+			r.t.Fatalf("the remote's log never showed %d lines %q:\n%s", n, kind, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// count is how many lines of the hooks' log start with kind.
+func (r *gitRemote) count(kind string) int {
+	_, _, log := r.pushes()
+	return strings.Count("\n"+log, "\n"+kind+" ")
+}
+
+// pending is how many events the database has not marked pushed.
+func pending(t *testing.T, db string) int {
+	n, _ := strconv.Atoi(server.psql(t, db, "SELECT count(*) FROM pickup_events WHERE NOT pushed"))
+	return n
+}
+
+func touch(t *testing.T, path string) {
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// finishSome claims and finishes n sessions on c.
+func finishSome(t *testing.T, c *clone, owner string, n int) {
+	for range n {
+		out := c.must(owner, "next", "--json")
+		_, rest, ok := strings.Cut(out, `"id":`)
+		if !ok {
+			t.Fatalf("next --json said no id:\n%s", out)
+		}
+		id, _, _ := strings.Cut(strings.TrimLeft(rest, ` "`), `"`)
+		c.must(owner, "done", id)
+	}
+}
+
+// TestHistoryPusherKilled: a pusher killed while its push waits at the
+// remote (which then refuses it) loses nothing, and does not hold the
+// next one back: the next sync pushes every transition. A pusher that
+// died after its push landed but before the database recorded it (its
+// events unmarked) is reconciled from the commit's trailer: the next
+// batch lists no transition twice.
+func TestHistoryPusherKilled(t *testing.T) {
+	db, url := newDatabase(t)
+	r := newGitRemote(t)
+	cs := r.clones(url, 2, "1h") // one push at the first command, then sync's
+	createFromAll(t, cs, 20)
+	finishSome(t, cs[1], "w1", 3)
+	testbin.WaitDetached(r.root)
+	waiting := pending(t, db)
+	if waiting == 0 {
+		t.Fatal("no transition waits for the history")
+	}
+	starts := r.count("start")
+	touch(t, filepath.Join(r.bare, "hold"))
+	cmd := exec.Command(filepath.Join(bin, "pickup"), "--dir", cs[0].dir, "sync")
+	cmd.Env = env(cs[0].home)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitLog("start", starts+1)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	// Its git push outlives it, waiting at the remote: refused there.
+	touch(t, filepath.Join(r.bare, "refuse"))
+	os.Remove(filepath.Join(r.bare, "hold"))
+	r.waitLog("end-refused", 1)
+	if n := pending(t, db); n != waiting {
+		t.Fatalf("%d events wait after the killed push, want %d", n, waiting)
+	}
+	os.Remove(filepath.Join(r.bare, "refuse"))
+	finishSome(t, cs[1], "w1", 5)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	want := pending(t, db)
+	res := cs[1].pickup(ctx, "", "sync")
+	if res.code != 0 || !strings.Contains(res.stdout, fmt.Sprintf("history: pushed %d transitions to origin pickup", want)) {
+		t.Fatalf("sync after the killed pusher (%d waiting): exit %d\n%s%s", want, res.code, res.stdout, res.stderr)
+	}
+	r.checkBranchMatchesDB(db)
+
+	// Died between its push and its mark: the last batch's events are
+	// on the branch but unmarked.
+	server.psql(t, db, "UPDATE pickup_events SET pushed = false WHERE seq > (SELECT max(seq) - 10 FROM pickup_events)")
+	finishSome(t, cs[0], "w0", 2)
+	res = cs[0].pickup(ctx, "", "sync")
+	if res.code != 0 || !strings.Contains(res.stdout, "history: pushed 4 transitions") {
+		t.Fatalf("sync after an unmarked push: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	r.checkBranchMatchesDB(db)
+}
+
+// TestHistoryRemoteStalls: a remote that holds the history's push and
+// then refuses it does not hold back claims: 2 clones × 2 agents drain 40
+// sessions while the push waits at the remote; status says the history
+// waits and, once the remote refused, that the last push failed; after
+// the remote accepts again, sync pushes it all.
+func TestHistoryRemoteStalls(t *testing.T) {
+	db, url := newDatabase(t)
+	r := newGitRemote(t)
+	cs := r.clones(url, 2, "1s")
+	touch(t, filepath.Join(r.bare, "hold"))
+	ids := createFromAll(t, cs, 40)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	d := startAgents(t, ctx, cs, 2)
+	claims := d.wait()
+	if n := doneCount(t, db); n != len(ids) {
+		t.Fatalf("%d sessions done, want %d", n, len(ids))
+	}
+	landed, _, log := r.pushes()
+	if !strings.Contains(log, "start ") || len(landed) != 0 {
+		t.Fatalf("no history push waited at the remote during the drain:\n%s", log)
+	}
+	if out := cs[0].must("", "status"); !strings.Contains(out, "history: to origin pickup every 1s: nothing pushed yet, 120 transitions waiting") {
+		t.Errorf("status while the remote holds the push:\n%s", out)
+	}
+	touch(t, filepath.Join(r.bare, "refuse"))
+	os.Remove(filepath.Join(r.bare, "hold"))
+	r.waitLog("end-refused", 1)
+	testbin.WaitDetached(r.root)
+	said := ""
+	for _, c := range cs {
+		said += c.must("", "status")
+	}
+	if !strings.Contains(said, "last push from this board failed") || !strings.Contains(said, "pre-receive hook declined") {
+		t.Errorf("status does not say that the last push failed:\n%s", said)
+	}
+	os.Remove(filepath.Join(r.bare, "refuse"))
+	// sync pushes them, unless a push that a command started after the
+	// remote came back was first.
+	out := cs[1].must("", "sync")
+	if !strings.Contains(out, "history: pushed 120 transitions") && !strings.Contains(out, "history: origin pickup has every transition") {
+		t.Errorf("sync after the remote came back:\n%s", out)
+	}
+	r.checkBranchMatchesDB(db)
+	checkDrained(t, db, cs, ids, claims)
 }
