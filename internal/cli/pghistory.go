@@ -221,7 +221,19 @@ func (r *run) initHistory(b *sessions.Board) (string, error) {
 	if !on {
 		return "history: off (history: off in config.yaml)", nil
 	}
-	return fmt.Sprintf("history: to %s %s, one push at most every %s", cfg.History, historyBranch(&cfg), every), nil
+	return fmt.Sprintf("history: to %s %s, one push at most every %s", cfg.History, historyBranch(&cfg), shortDur(every)), nil
+}
+
+// shortDur writes d as a user would: 1m, 90s, 2h.
+func shortDur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // printHistoryStatus is status's line about the history (a PostgreSQL
@@ -241,7 +253,7 @@ func (r *run) printHistoryStatus(b *sessions.Board) {
 		r.printf("history: %s\n", why)
 		return
 	}
-	line := fmt.Sprintf("history: to %s %s every %s", cfg.History, historyBranch(cfg), every)
+	line := fmt.Sprintf("history: to %s %s every %s", cfg.History, historyBranch(cfg), shortDur(every))
 	info, err := pg.HistoryInfo()
 	switch {
 	case err != nil:

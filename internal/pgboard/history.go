@@ -234,8 +234,8 @@ func (s *Board) reconcile(ctx context.Context, h History, tip string) (int, erro
 func (h History) commit(tip string, events []Event, rows []Row, db string) (string, error) {
 	files := map[string]gitx.TreeFile{}
 	for _, r := range rows {
-		if sessions.ValidateID(r.ID) != nil {
-			continue
+		if !historyPlace(r) {
+			continue // not a place of a board: never a path in the tree
 		}
 		sha, err := h.Repo.WriteObject("blob", r.Body)
 		if err != nil {
@@ -255,6 +255,21 @@ func (h History) commit(tip string, events []Event, rows []Row, db string) (stri
 	who := fmt.Sprintf("pickup <pickup@localhost> %d +0000", time.Now().Unix())
 	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s", who, who, Message(events, db))
 	return h.Repo.WriteObject("commit", []byte(b.String()))
+}
+
+// historyPlace reports whether r's place is one a board has: a valid id
+// in todo, done or failed, or in doing with a valid owner.
+func historyPlace(r Row) bool {
+	if sessions.ValidateID(r.ID) != nil {
+		return false
+	}
+	switch sessions.State(r.State) {
+	case sessions.Doing:
+		return sessions.ValidateOwner(r.Owner) == nil
+	case sessions.Todo, sessions.Done, sessions.Failed:
+		return r.Owner == ""
+	}
+	return false
 }
 
 // Message is a batch's commit message: a subject, one line per

@@ -41,8 +41,8 @@
 //
 // The password is never written to config.yaml: libpq's PGPASSWORD,
 // ~/.pgpass and PG* variables supply it, as pgx reads them. Liveness of
-// owners on other hosts, named locks across machines and the git history
-// batches are not built yet.
+// owners on other hosts and named locks across machines are not built yet.
+// The history in git, in batches: history.go.
 package pgboard
 
 import (

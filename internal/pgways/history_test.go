@@ -434,3 +434,35 @@ func TestHistoryRemoteStalls(t *testing.T) {
 	r.checkBranchMatchesDB(db)
 	checkDrained(t, db, cs, ids, claims)
 }
+
+// TestHistoryMigratesOldBoard: a database whose schema is from before the
+// history (version 2) is migrated by the next command, and its past
+// transitions land on the branch with the first batch.
+func TestHistoryMigratesOldBoard(t *testing.T) {
+	db, url := newDatabase(t)
+	r := newGitRemote(t)
+	cs := r.clones(url, 1, "1h")
+	c := cs[0]
+	testbin.WaitDetached(r.root)
+	server.psql(t, db, `DROP TABLE pickup_history; ALTER TABLE pickup_events DROP COLUMN pushed; UPDATE pickup_schema SET version = 2`)
+	// Sessions made by a pickup of version 2: their events wait.
+	server.psql(t, db, `INSERT INTO pickup_sessions (id, state, body, version, last_op) VALUES ('2026-01-01_00-00-00', 'todo', convert_to(E'old\n', 'UTF8'), nextval('pickup_version'), 'new');
+		INSERT INTO pickup_events (id, op, src, dst, version) VALUES ('2026-01-01_00-00-00', 'new', '', 'todo', currval('pickup_version'))`)
+	// A helper of its own (the daemon's connections checked the schema
+	// already): as a newer pickup would.
+	if res := c.pickupEnv(context.Background(), "w", []string{"PICKUP_PG_DAEMON=0"}, "next"); res.code != 0 {
+		t.Fatalf("next: exit %d\n%s", res.code, res.stderr)
+	}
+	if v := server.psql(t, db, "SELECT version FROM pickup_schema"); v == "2" {
+		t.Fatalf("the schema is still at version 2")
+	}
+	res := c.pickupEnv(context.Background(), "", []string{"PICKUP_PG_DAEMON=0"}, "sync")
+	// (The next's read found a push due: it may have pushed them first.)
+	if res.code != 0 || !strings.Contains(res.stdout, "history: ") {
+		t.Errorf("sync after the migration: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	r.checkBranchMatchesDB(db)
+	if got := r.git(r.bare, "show", "pickup:doing/w/2026-01-01_00-00-00.md"); got != "old\n" {
+		t.Errorf("the branch's tree has the session as %q", got)
+	}
+}
