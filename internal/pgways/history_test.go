@@ -466,3 +466,46 @@ func TestHistoryMigratesOldBoard(t *testing.T) {
 		t.Errorf("the branch's tree has the session as %q", got)
 	}
 }
+
+// TestHistoryOnePusher: while one pusher's push waits at the remote, a
+// second pickup sync (on another clone) does not push beside it: it waits
+// for the first, then finds the branch complete or pushes what is left.
+func TestHistoryOnePusher(t *testing.T) {
+	db, url := newDatabase(t)
+	r := newGitRemote(t)
+	cs := r.clones(url, 2, "1h")
+	createFromAll(t, cs, 10)
+	testbin.WaitDetached(r.root)
+	finishSome(t, cs[0], "w0", 2)
+	starts := r.count("start")
+	touch(t, filepath.Join(r.bare, "hold"))
+	first := exec.Command(filepath.Join(bin, "pickup"), "--dir", cs[0].dir, "sync")
+	first.Env = env(cs[0].home)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitLog("start", starts+1)
+	second := exec.Command(filepath.Join(bin, "pickup"), "--dir", cs[1].dir, "sync")
+	second.Env = env(cs[1].home)
+	var out strings.Builder
+	second.Stdout, second.Stderr = &out, &out
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // ample for a second push to reach the remote
+	if n := r.count("start"); n != starts+1 {
+		_, _, log := r.pushes()
+		t.Errorf("%d pushes at the remote at once, want 1:\n%s", n-starts, log)
+	}
+	os.Remove(filepath.Join(r.bare, "hold"))
+	if err := first.Wait(); err != nil {
+		t.Errorf("the first sync: %v", err)
+	}
+	if err := second.Wait(); err != nil {
+		t.Errorf("the second sync: %v\n%s", err, out.String())
+	}
+	if _, overlap, log := r.pushes(); overlap {
+		t.Errorf("two pushes were at the remote at once:\n%s", log)
+	}
+	r.checkBranchMatchesDB(db)
+}
