@@ -57,6 +57,9 @@ func postgresBoard(e *env) (Row, error) {
 		if _, err := e.pickupIn(dir, env, "--dir", d, "init", "--shared", srv.URL("postgres")); err != nil {
 			return row, err
 		}
+		if err := useInterval(d); err != nil {
+			return row, err
+		}
 		dirs = append(dirs, d)
 	}
 	benv := func(d string) []string { return append(slices.Clone(env), "PICKUP_DIR="+d) }
@@ -135,6 +138,10 @@ func postgresBoard(e *env) (Row, error) {
 		return row, err
 	}
 	histLine, histOK := historyFigure(hist.pushesBetween(t0, t0.Add(wall)), wall)
+	if _, err := e.pickupIn(dir, benv(dirs[0]), "sync"); err != nil {
+		return row, err
+	}
+	histLine += fmt.Sprintf("; after a final sync the branch lists %d transitions", hist.transitions())
 	floorDir := filepath.Join(dir, "local")
 	if err := seedBoard(e, floorDir, n); err != nil {
 		return row, err
