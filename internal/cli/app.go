@@ -65,7 +65,6 @@ func Main(env *Env, args []string) int {
 	}
 	err := app.Run(reorderArgs(app, args))
 	err = r.commits.finish(r, err)
-	r.afterCommand() // a history push due: started detached (pghistory.go)
 	if err == nil {
 		return ExitOK
 	}

@@ -35,7 +35,7 @@ func pgFallback() time.Duration {
 // readyPG opens b's database (config.yaml's shared: URL), makes it b's
 // arbiter and brings the board directory in line with it; m.mu is held.
 func (m *sharedMode) readyPG(b *sessions.Board) error {
-	pg, err := pgboard.OpenWith(context.Background(), b, m.cfg.Shared, pgOptions(m.cfg))
+	pg, err := pgboard.OpenWith(context.Background(), b, m.cfg.Shared, pgOptions(m.cfg, b.Dir))
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,8 @@ package cli
 // history.go): config.yaml's `history: REMOTE` names the git remote whose
 // board branch (shared_branch, default "pickup") gets the transitions in
 // batches, at most one push every history_every (default 1m). The
-// command that finds a push due starts a detached `pickup pg-history`
-// after its own work, so claims never wait for git; `pickup sync` pushes
-// at once.
+// command that finds a push due starts a detached `pickup pg-history`,
+// so claims never wait for git; `pickup sync` pushes at once.
 
 import (
 	"context"
@@ -51,10 +50,13 @@ func historyBranch(cfg *sessions.Config) string {
 	return shared.DefaultBranch
 }
 
-// pgOptions are the options of a PostgreSQL board opened with cfg.
-func pgOptions(cfg *sessions.Config) pgboard.Options {
-	every, _ := historyOn(cfg)
-	return pgboard.Options{HistoryEvery: every}
+// pgOptions are the options of a PostgreSQL board in dir opened with cfg.
+func pgOptions(cfg *sessions.Config, dir string) pgboard.Options {
+	every, on := historyOn(cfg)
+	if !on {
+		return pgboard.Options{}
+	}
+	return pgboard.Options{HistoryEvery: every, OnHistoryDue: func() { spawnHistoryPusher(dir) }}
 }
 
 // historyTarget is where b's history goes: the git clone b is in, the
@@ -73,19 +75,17 @@ func (r *run) historyTarget(ctx context.Context, b *sessions.Board, cfg *session
 	return pgboard.History{Repo: repo, Remote: cfg.History, Branch: historyBranch(cfg), Leader: pgboard.Leader()}, nil
 }
 
-// afterCommand runs once the command is done: if a state it read found a
-// history push due (and took the turn), it starts the pusher, detached.
-func (r *run) afterCommand() {
-	pg := r.shared.pgBoard()
-	if pg == nil || !pg.HistoryDue() {
-		return
-	}
+// spawnHistoryPusher starts the history's pusher for the board in dir,
+// detached: a state read found a push due and took the turn. The command
+// that read it pays only for starting a process (once per interval
+// across every machine), never for git.
+func spawnHistoryPusher(dir string) {
 	exe, err := os.Executable()
 	if err != nil {
 		return
 	}
-	cmd := exec.Command(exe, "--dir", pg.B.Dir, "pg-history")
-	cmd.Dir = pg.B.Dir
+	cmd := exec.Command(exe, "--dir", dir, "pg-history")
+	cmd.Dir = dir
 	cmd.Env = os.Environ()
 	// Its own session and /dev/null for stdio: a caller's $(…) or pipe
 	// ends with the command, not with the push.
@@ -95,7 +95,7 @@ func (r *run) afterCommand() {
 	}
 }
 
-// pgHistoryCommand is afterCommand's detached child: one batch, then
+// pgHistoryCommand is spawnHistoryPusher's detached child: one batch, then
 // exit. Its failure goes to the runtime folder, for status.
 func (r *run) pgHistoryCommand() *ucli.Command {
 	return &ucli.Command{

@@ -9,8 +9,9 @@ package pgboard
 // holds an advisory lock on its connection (gone with the connection, so
 // a killed pusher lets the next go at once), and the pushes are spaced by
 // the interval on the server's clock (pickup_history.attempt_at: the first
-// command that finds a push due takes the turn and starts the pusher in
-// the background; claims never wait for git).
+// state read that finds a push due takes the turn, and its process starts
+// the pusher in the background at once, Options.OnHistoryDue; claims never
+// wait for git).
 //
 // A batch is one commit on the branch's tip: its tree is the board as the
 // database has it (todo/<id>.md, doing/<owner>/<id>.md, done/<id>.md),

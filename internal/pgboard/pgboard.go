@@ -142,6 +142,7 @@ type Board struct {
 	// (history.go); historyDue: one said so, and took the turn.
 	historyEvery time.Duration
 	historyDue   bool
+	onHistoryDue func()
 }
 
 // Options are OpenWith's.
@@ -149,6 +150,11 @@ type Options struct {
 	// HistoryEvery: this board's history goes to git (history.go), one
 	// push at most this often; 0 for a board without history here.
 	HistoryEvery time.Duration
+	// OnHistoryDue is called when a state read finds a history push due
+	// and takes the turn for this process: it starts the pusher. It is
+	// called at once, not at the end of the command, so that a process
+	// that runs for hours (work, next --wait) does not sit on the turn.
+	OnHistoryDue func()
 }
 
 // channel is one line-protocol conversation with pickup-postgres: the
@@ -221,7 +227,7 @@ func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*Board, error) {
 	redacted, _ := Redact(url)
-	s := &Board{B: b, URL: redacted, url: url, historyEvery: o.HistoryEvery}
+	s := &Board{B: b, URL: redacted, url: url, historyEvery: o.HistoryEvery, onHistoryDue: o.OnHistoryDue}
 	var err error
 	if s.helper, err = FindHelper(); err != nil {
 		return nil, err
@@ -275,10 +281,14 @@ func (s *Board) stateRequest(req Request) Request {
 }
 
 func (s *Board) sawHistoryDue(res Response) {
-	if res.HistoryDue {
-		s.mu.Lock()
-		s.historyDue = true
-		s.mu.Unlock()
+	if !res.HistoryDue {
+		return
+	}
+	s.mu.Lock()
+	s.historyDue = true
+	s.mu.Unlock()
+	if s.onHistoryDue != nil {
+		s.onHistoryDue()
 	}
 }
 
