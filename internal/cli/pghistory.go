@@ -30,6 +30,15 @@ import (
 // background push's failure (removed when one succeeds), for status.
 const historyErrorFile = "pg-history.err"
 
+// pgBoard is the command's PostgreSQL board, nil if its arbiter is not
+// one (or none was made ready).
+func (m *sharedMode) pgBoard() *pgboard.Board {
+	if a, ok := m.arbiter().(*pgArbiter); ok {
+		return a.pg
+	}
+	return nil
+}
+
 // historyOn reports whether cfg sends a PostgreSQL board's history to
 // git, and how often at most.
 func historyOn(cfg *sessions.Config) (time.Duration, bool) {
@@ -108,7 +117,7 @@ func (r *run) pgHistoryCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			cfg := r.shared.cfg
+			cfg := r.shared.config()
 			if cfg == nil || !pgboard.IsURL(cfg.Shared) {
 				return nil
 			}
@@ -152,7 +161,7 @@ func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait 
 // syncHistory is pickup sync's part: push the history now. It returns a
 // line to print, and a failure as a warning (sync's own work is done).
 func (r *run) syncHistory(pg *pgboard.Board) (map[string]any, string) {
-	cfg := r.shared.cfg
+	cfg := r.shared.config()
 	every, on := historyOn(cfg)
 	if !on {
 		return nil, ""
@@ -243,7 +252,7 @@ func (r *run) printHistoryStatus(b *sessions.Board) {
 	if pg == nil {
 		return
 	}
-	cfg := r.shared.cfg
+	cfg := r.shared.config()
 	every, on := historyOn(cfg)
 	if !on {
 		why := "not in git: set history: REMOTE in config.yaml (the git remote whose board branch keeps it)"
