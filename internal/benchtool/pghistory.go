@@ -73,6 +73,28 @@ func useInterval(board string) error {
 	return err
 }
 
+// setHistory sets history: in each board's config.yaml (init wrote
+// history: origin).
+func setHistory(boards []string, to string) error {
+	for _, b := range boards {
+		path := filepath.Join(b, sessions.ConfigFile)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(string(data), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "history:") {
+				lines[i] = "history: " + to
+			}
+		}
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // transitions counts the transitions the branch's commits list.
 func (r *historyRemote) transitions() int {
 	out, err := exec.Command("git", "--git-dir", r.bare, "log", "--format=%B", "pickup").Output()
