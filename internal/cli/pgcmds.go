@@ -203,7 +203,7 @@ func (pgKind) initBoard(r *run, _ *ucli.Context, url string) error {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: the password in the URL was not written to config.yaml; give it to later commands in ~/.pgpass or $PGPASSWORD\n")
 	}
 	if r.json {
-		return r.printJSON(map[string]any{"dir": b.Dir, "database": redacted, "sessions": total, "imported": imported})
+		return r.printJSON(map[string]any{"dir": b.Dir, "database": redacted, "sessions": total, "imported": imported, "history": historyLine})
 	}
 	r.printf("postgres board ready at %s: %s (%d sessions, %d imported from this board)\n%s\n", b.Dir, redacted, total, imported, historyLine)
 	return nil
