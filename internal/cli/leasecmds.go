@@ -277,6 +277,7 @@ func (r *run) statusCommand() *ucli.Command {
 					r.printf("  %s\n", id)
 				}
 			}
+			r.printHistoryStatus(b) // a PostgreSQL board's history in git (pghistory.go)
 			return r.printSetAside(b, false)
 		},
 	}

@@ -211,9 +211,10 @@ func (s *Board) refresh(first bool) (bool, error) {
 		res = *opened // read a moment ago, when the board was opened
 	} else {
 		var err error
-		if res, err = s.call("read the board", Request{Op: "state"}); err != nil {
+		if res, err = s.call("read the board", s.stateRequest(Request{Op: "state"})); err != nil {
 			return false, err
 		}
+		s.sawHistoryDue(res)
 	}
 	unlock, err := s.lock()
 	if err != nil {

@@ -46,8 +46,8 @@
 // The password is never written to config.yaml: libpq's PGPASSWORD,
 // ~/.pgpass and PG* variables supply it, as pgx reads them. Owners on
 // other hosts are judged by their heartbeats in pickup_beats (mirror.go,
-// beat.go), named locks across machines live in pickup_locks (locks.go);
-// the git history batches are not built yet.
+// beat.go); named locks across machines live in pickup_locks (locks.go).
+// The history in git, in batches: history.go.
 package pgboard
 
 import (
@@ -150,6 +150,23 @@ type Board struct {
 	mu     sync.Mutex
 	opened *Response // open's answer: the state, for the first Refresh
 	beats  []Beat    // the last Refresh's (Beats)
+	// historyEvery: the state reads ask whether a history push is due
+	// (history.go); historyDue: one said so, and took the turn.
+	historyEvery time.Duration
+	historyDue   bool
+	onHistoryDue func()
+}
+
+// Options are OpenWith's.
+type Options struct {
+	// HistoryEvery: this board's history goes to git (history.go), one
+	// push at most this often; 0 for a board without history here.
+	HistoryEvery time.Duration
+	// OnHistoryDue is called when a state read finds a history push due
+	// and takes the turn for this process: it starts the pusher. It is
+	// called at once, not at the end of the command, so that a process
+	// that runs for hours (work, next --wait) does not sit on the turn.
+	OnHistoryDue func()
 }
 
 // channel is one line-protocol conversation with pickup-postgres: the
@@ -221,8 +238,13 @@ func dial(helper, url string) (*channel, error) {
 // schema if needed) and makes it b's arbiter. It sets b.Arbiter and
 // b.IDSuffix. Close stops the helper.
 func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
+	return OpenWith(ctx, b, url, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*Board, error) {
 	redacted, _ := Redact(url)
-	s := &Board{B: b, URL: redacted, url: url}
+	s := &Board{B: b, URL: redacted, url: url, historyEvery: o.HistoryEvery, onHistoryDue: o.OnHistoryDue}
 	s.Host, _ = os.Hostname()
 	var err error
 	if s.helper, err = FindHelper(); err != nil {
@@ -254,8 +276,9 @@ func (s *Board) connect() (Response, error) {
 			return Response{}, err
 		}
 		s.ch = ch
-		res, err := s.call("connect", Request{Op: "open", URL: s.url, State: true})
+		res, err := s.call("connect", s.stateRequest(Request{Op: "open", URL: s.url, State: true}))
 		if err == nil {
+			s.sawHistoryDue(res)
 			return res, nil
 		}
 		helperGone := ch.sock != nil && ch.transportFailed()
@@ -263,6 +286,27 @@ func (s *Board) connect() (Response, error) {
 		if !helperGone || try == 1 {
 			return Response{}, err
 		}
+	}
+}
+
+// stateRequest asks a state read to say whether a history push is due.
+func (s *Board) stateRequest(req Request) Request {
+	if s.historyEvery > 0 {
+		req.HistoryEveryMS = max(s.historyEvery.Milliseconds(), 1)
+		req.Owner = Leader()
+	}
+	return req
+}
+
+func (s *Board) sawHistoryDue(res Response) {
+	if !res.HistoryDue {
+		return
+	}
+	s.mu.Lock()
+	s.historyDue = true
+	s.mu.Unlock()
+	if s.onHistoryDue != nil {
+		s.onHistoryDue()
 	}
 }
 

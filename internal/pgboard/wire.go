@@ -36,6 +36,46 @@ type Request struct {
 	// Channel: what a "wait" waits for: "" a session arriving in todo,
 	// "locks" a named lock released.
 	Channel string `json:"channel,omitempty"`
+
+	// The history in git (history.go). HistoryEveryMS: an "open" or
+	// "state" also says whether a history push is due (HistoryDue), and
+	// if so takes the turn for this process (the pushes' interval runs
+	// from then). "history_begin" makes this connection the one pusher
+	// (Busy if another is); Force pushes even if the interval has not
+	// passed (pickup sync, or the process that took the turn).
+	// "history_batch" reads the events not yet pushed and the board as
+	// it is, in one snapshot; "history_mark" records that Seqs are on
+	// the branch (Pushed: by a push of this process, whose commit is
+	// Tip); "history_end" lets another pusher go; "history_info" says
+	// how the history stands.
+	HistoryEveryMS int64   `json:"history_every_ms,omitempty"`
+	Force          bool    `json:"force,omitempty"`
+	Seqs           []int64 `json:"seqs,omitempty"`
+	Tip            string  `json:"tip,omitempty"`
+	Pushed         bool    `json:"pushed,omitempty"`
+}
+
+// Event is one transition of pickup_events, for the history in git.
+type Event struct {
+	Seq    int64  `json:"seq"`
+	At     string `json:"at"` // RFC 3339, the server's clock
+	ID     string `json:"id"`
+	Op     string `json:"op"`
+	Src    string `json:"src,omitempty"`
+	Dst    string `json:"dst,omitempty"`
+	Owner  string `json:"owner,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// HistoryInfo is how a board's history in git stands.
+type HistoryInfo struct {
+	Pending   int64  `json:"pending"`              // events not yet pushed
+	AttemptAt string `json:"attempt_at,omitempty"` // the last push's start
+	PushedAt  string `json:"pushed_at,omitempty"`  // the last push that landed
+	PushedAgo int64  `json:"pushed_ago_ms,omitempty"`
+	Leader    string `json:"leader,omitempty"` // who made the last attempt
+	Tip       string `json:"tip,omitempty"`
+	Pushes    int64  `json:"pushes"`
 }
 
 // Move is one transition: the session ID goes from (FromState,
@@ -106,6 +146,12 @@ type Response struct {
 	Locks []LockRow `json:"locks,omitempty"`
 	// Version: the database's version as a "wait" with Moves saw it.
 	Version int64 `json:"version,omitempty"`
+	// HistoryDue: a history push is due and this process took the turn.
+	HistoryDue bool `json:"history_due,omitempty"`
+	// Busy: another process is pushing the history.
+	Busy    bool         `json:"busy,omitempty"`
+	Events  []Event      `json:"events,omitempty"`
+	History *HistoryInfo `json:"history,omitempty"`
 	// ReadBack: a move's commit was not heard and its outcome was read
 	// back from the database.
 	ReadBack bool `json:"read_back,omitempty"`

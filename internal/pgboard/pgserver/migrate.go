@@ -50,7 +50,22 @@ var migrations = []string{
 	// show owners of other machines with it). IF NOT EXISTS: safe in
 	// whatever place among other additions it lands.
 	`ALTER TABLE pickup_beats ADD COLUMN IF NOT EXISTS host text NOT NULL DEFAULT '';`,
-	// 4: named locks across machines: one row per held key, its holder's
+	// 4: the history in git. An event is pushed once a commit
+	// that lists it is on the git remote's board branch; pickup_history
+	// is the one row that spaces the pushes (attempt_at, on the server's
+	// clock) and says what the last one did.
+	`ALTER TABLE pickup_events ADD COLUMN pushed boolean NOT NULL DEFAULT false;
+	CREATE INDEX pickup_events_unpushed ON pickup_events (seq) WHERE NOT pushed;
+	CREATE TABLE pickup_history (
+		one boolean PRIMARY KEY DEFAULT true CHECK (one),
+		attempt_at timestamptz,
+		pushed_at timestamptz,
+		leader text NOT NULL DEFAULT '',
+		tip text NOT NULL DEFAULT '',
+		pushes bigint NOT NULL DEFAULT 0
+	);
+	INSERT INTO pickup_history DEFAULT VALUES;`,
+	// 5: named locks across machines: one row per held key, its holder's
 	// process (judged by its own host) and its heartbeat on the server's
 	// clock (judged by every other host against ttl).
 	`CREATE TABLE IF NOT EXISTS pickup_locks (

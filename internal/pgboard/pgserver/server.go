@@ -35,6 +35,8 @@ type Server struct {
 	conn *pgx.Conn
 	// listening: conn runs LISTEN (a daemon does not pool it).
 	listening bool
+	// historyHeld: conn holds the history pusher's advisory lock.
+	historyHeld bool
 }
 
 // notifyChannel is the channel of NOTIFY: a session arrived in todo.
@@ -118,6 +120,15 @@ func Serve(r io.Reader, w io.Writer) error {
 // Serve2 is Serve on s's connection (a daemon's pooled one), which it
 // leaves open.
 func Serve2(s *Server, r io.Reader, w io.Writer) error {
+	// A pusher that goes away without history_end (killed) must not leave
+	// the lock on a pooled connection.
+	defer func() {
+		if s.historyHeld {
+			ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
+			s.historyEnd(ctx)
+			cancel()
+		}
+	}()
 	in := bufio.NewScanner(r)
 	in.Buffer(make([]byte, 64<<10), 256<<20)
 	out := bufio.NewWriter(w)
@@ -147,6 +158,7 @@ func (s *Server) close() {
 		cancel()
 		s.conn = nil
 		s.listening = false
+		s.historyHeld = false
 	}
 }
 
@@ -169,11 +181,21 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 			return pgboard.Response{OK: true}
 		})
 		if res.OK && req.State {
-			return s.state(ctx)
+			return s.withHistoryDue(ctx, req, s.state(ctx))
 		}
 		return res
 	case "state":
-		return s.retry(ctx, func() pgboard.Response { return s.state(ctx) })
+		return s.withHistoryDue(ctx, req, s.retry(ctx, func() pgboard.Response { return s.state(ctx) }))
+	case "history_begin":
+		return s.retry(ctx, func() pgboard.Response { return s.historyBegin(ctx, req) })
+	case "history_end":
+		return s.historyEnd(ctx)
+	case "history_batch":
+		return s.retry(ctx, func() pgboard.Response { return s.historyBatch(ctx) })
+	case "history_mark":
+		return s.retry(ctx, func() pgboard.Response { return s.historyMark(ctx, req) })
+	case "history_info":
+		return s.retry(ctx, func() pgboard.Response { return s.historyInfo(ctx) })
 	case "bodies":
 		return s.retry(ctx, func() pgboard.Response { return s.bodies(ctx, req.IDs) })
 	case "import":
@@ -206,6 +228,15 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 		return s.move(ctx, req.Move)
 	}
 	return pgboard.Response{Kind: pgboard.KindError, Err: fmt.Sprintf("unknown request %q", req.Op)}
+}
+
+// withHistoryDue adds to a state's answer whether a history push is due
+// (when the request asks).
+func (s *Server) withHistoryDue(ctx context.Context, req *pgboard.Request, res pgboard.Response) pgboard.Response {
+	if res.OK && req.HistoryEveryMS > 0 && s.conn != nil {
+		res.HistoryDue = s.historyDue(ctx, time.Duration(req.HistoryEveryMS)*time.Millisecond, req.Owner)
+	}
+	return res
 }
 
 // connect makes the connection if there is none.
