@@ -154,6 +154,14 @@ func (s *Board) lost(e sessions.Event, res Response) error {
 		return errors.Join(ce, err)
 	}
 	defer unlock()
+	if v := s.loadView()[e.ID]; v.Version > r.Version {
+		// A Refresh of another process here has seen a newer row than
+		// this answer (the session moved on meanwhile): place the
+		// session by the database's row now, not by this old one.
+		if cur, err := s.currentRow(e.ID); err == nil && cur.Version >= v.Version {
+			r = cur
+		}
+	}
 	if err := s.placeRow(*r, e.Dst, false); err != nil {
 		return errors.Join(ce, err)
 	}
@@ -171,4 +179,21 @@ func place(state, owner string) string {
 // rowPath is the file of row r on this board.
 func (s *Board) rowPath(r Row) string {
 	return s.B.Path(sessions.State(r.State), r.Owner, r.ID)
+}
+
+// currentRow reads session id's row, with its content, from the database.
+func (s *Board) currentRow(id string) (*Row, error) {
+	if s.ch == nil {
+		return nil, errors.New("postgres board: not connected")
+	}
+	res, err := s.call("read the board", Request{Op: "bodies", IDs: []string{id}})
+	if err != nil {
+		return nil, err
+	}
+	for i := range res.Rows {
+		if res.Rows[i].ID == id {
+			return &res.Rows[i], nil
+		}
+	}
+	return nil, fmt.Errorf("postgres board: %s is not in the database", id)
 }

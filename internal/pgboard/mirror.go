@@ -129,6 +129,15 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 			s.logMirrored(r, from, moved)
 		}
 	}()
+	if v := s.loadView()[r.ID]; v.Version > r.Version {
+		// r is older than what this board already shows (a lost
+		// transition's answer, overtaken by a Refresh of another
+		// process here): never put the session back by it.
+		return s.placeStale(r, v, from)
+	}
+	if from != "" && from != want && !exists(from) && onlyFrom {
+		return nil // moved by a local transition meanwhile: its arbiter decides
+	}
 	if from != "" && from != want && exists(from) {
 		err := fsx.RenameNoReplace(from, want)
 		switch {
@@ -170,6 +179,40 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 		return s.saveView(v)
 	}
 	return nil
+}
+
+// placeStale handles a row r older than the view's v: the session's file
+// at from (a lost transition's) goes where the view has it, which the
+// newer row put there; if that place has it already, from is an extra
+// copy of a transition the database refused, and is removed. The lock
+// must be held.
+func (s *Board) placeStale(r Row, v seen, from string) error {
+	newer := s.placePath(v.Place, r.ID)
+	if from == "" || newer == "" || from == newer || !exists(from) {
+		return nil
+	}
+	if err := s.B.CheckDir(filepath.Dir(s.rel(newer))); err != nil {
+		return fmt.Errorf("postgres board: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(newer), 0o755); err != nil {
+		return fmt.Errorf("postgres board: %w", err)
+	}
+	err := fsx.RenameNoReplace(from, newer)
+	switch {
+	case err == nil:
+		st, owner, _ := parsePlace(v.Place)
+		if st == string(sessions.Todo) {
+			s.B.MarkChanged(sessions.Todo) // see placeRow
+		}
+		s.logMirrored(Row{ID: r.ID, State: st, Owner: owner, LastOp: "sync"}, from, true)
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		_ = os.Remove(from) // the newer place has it already
+		return nil
+	}
+	return fmt.Errorf("postgres board: move %s: %w", from, err)
 }
 
 // rel is path relative to the board, '/'-separated.
