@@ -47,6 +47,9 @@ func (s *Board) Join(ctx context.Context, first bool) (imported, total int, err 
 	if err != nil {
 		return imported, 0, err
 	}
+	if _, err := s.setAsideCopies(res.Rows); err != nil {
+		return imported, len(res.Rows), err
+	}
 	return imported, len(res.Rows), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/pickup-dev/pickup/claim"
@@ -155,5 +156,50 @@ func TestRefreshLeavesMovedSession(t *testing.T) {
 	_ = s.lost(e, Response{Lost: true, Found: true, Row: &done})
 	if got := places(t, s, raceID); len(got) != 1 || got[0] != "done" {
 		t.Fatalf("after the lost claim the session is in %v; want [done]", got)
+	}
+}
+
+// TestSyncSetsAsideCopies: a board that shows a session twice (done/, as
+// its view and the database have it, and doing/c0-w2/, left by the race
+// above before it was fixed) keeps the database's place and moves the
+// other copy to conflicts/ at pickup sync; a session whose view is not
+// current, or whose database place has no file, is not touched.
+func TestSyncSetsAsideCopies(t *testing.T) {
+	done := Row{ID: raceID, State: "done", Version: 6, Fence: 9}
+	for _, tc := range []struct {
+		name      string
+		viewVer   int64
+		doneThere bool
+		want      []string
+	}{
+		{"current view", 6, true, []string{"done"}},
+		{"view behind", 5, true, []string{"doing/c0-w2", "done"}},
+		{"database place empty", 6, false, []string{"doing/c0-w2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mirrorBoard(t)
+			stray := s.B.Path(sessions.Doing, "c0-w2", raceID)
+			_ = os.MkdirAll(filepath.Dir(stray), 0o755)
+			if err := os.Rename(s.B.Path(sessions.Todo, "", raceID), stray); err != nil {
+				t.Fatal(err)
+			}
+			if tc.doneThere {
+				if err := fsx.WriteNew(s.B.Path(sessions.Done, "", raceID), []byte("v6"), 0o644, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.see(raceID, "done", tc.viewVer, 9)
+			if _, err := s.setAsideCopies([]Row{done}); err != nil {
+				t.Fatal(err)
+			}
+			got := places(t, s, raceID)
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("the session is in %v; want %v", got, tc.want)
+			}
+			aside, _ := filepath.Glob(filepath.Join(s.B.Dir, sessions.ConflictsDirName, raceID+"*"))
+			if moved := len(tc.want) == 1 && tc.doneThere; moved != (len(aside) == 1) {
+				t.Fatalf("conflicts/ holds %v", aside)
+			}
+		})
 	}
 }

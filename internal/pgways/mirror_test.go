@@ -144,3 +144,39 @@ func TestMirrorOnePlaceUnderLosses(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncSetsAsideSecondCopy: a board left with a session both in done/
+// and in another board's owner's doing/ (what the lost-claim race left
+// before it was fixed, and what a hand or a restore can leave) is healed by
+// pickup sync: the database's place is kept, the other copy goes to
+// conflicts/, and pickup doctor then finds nothing to say.
+func TestSyncSetsAsideSecondCopy(t *testing.T) {
+	db, url := newDatabase(t)
+	cs := clones(t, url, 2)
+	id := strings.TrimSpace(cs[0].must("", "new", "-t", "twice"))
+	cs[0].must("c0-w2", "claim", id)
+	cs[0].must("c0-w2", "done", id)
+	c1 := cs[1]
+	c1.must("", "sync")
+	stray := filepath.Join(c1.dir, "doing", "c0-w2", id+".md")
+	data, err := os.ReadFile(filepath.Join(c1.dir, "done", id+".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(stray), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stray, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !checkOnePlace(t, db, cs) {
+		return
+	}
+	aside, _ := filepath.Glob(filepath.Join(c1.dir, "conflicts", id+"*"))
+	if len(aside) != 1 {
+		t.Errorf("conflicts/ holds %v, want the second copy", aside)
+	}
+	if res := c1.pickup(context.Background(), "", "doctor"); res.code != 0 {
+		t.Errorf("doctor after sync: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
