@@ -23,8 +23,10 @@
 // pickup keeps: before a command reads the board (Refresh), sessions made
 // or moved elsewhere are written here. Refresh moves a session here only
 // if its file is still where the last view of the database put it; one
-// that a local transition has moved since is left to that transition's
-// arbiter. The view (which version of each row this directory shows) is
+// that a local transition has moved since (even while Refresh reads its
+// content) is left to that transition's arbiter, which never places it by
+// a row older than the view (mirror.go, placeRow). pickup sync moves a
+// second copy of a session to conflicts/ (copies.go). The view (which version of each row this directory shows) is
 // kept in .pickup/pg-view.json under a flock. Each session Refresh places
 // gets its transition's line in this board's events.log (the database's
 // op and who), so that the history here ends where the session is. A live
