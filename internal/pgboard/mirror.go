@@ -49,17 +49,38 @@ func (s *Board) lock() (func(), error) {
 	return func() { unix.Close(fd) }, nil
 }
 
-// loadView reads the view (empty if there is none); the lock must be held.
-func (s *Board) loadView() map[string]seen {
-	v := map[string]seen{}
+// view is what this board directory shows of the database: each row's
+// place and version, and the horizon of the last Refresh (Through): every
+// row written by a transaction before it is shown here at least at the
+// version that Refresh saw, so the next Refresh reads only the rows
+// written from it on.
+type view struct {
+	Through int64           `json:"through"`
+	Rows    map[string]seen `json:"rows"`
+}
+
+// loadView reads the view (empty if there is none); the lock must be held
+// for a view that will be saved. A view of the first format (the rows
+// alone) has no horizon: the next Refresh reads every row.
+func (s *Board) loadView() *view {
+	v := &view{}
 	if data, err := fsx.ReadRegular(s.viewPath()); err == nil {
-		_ = json.Unmarshal(data, &v)
+		if json.Unmarshal(data, v) != nil || v.Rows == nil {
+			*v = view{}
+			_ = json.Unmarshal(data, &v.Rows)
+		}
+	}
+	if v.Rows == nil {
+		v.Rows = map[string]seen{}
 	}
 	return v
 }
 
-// saveView replaces the view; the lock must be held.
-func (s *Board) saveView(v map[string]seen) error {
+// saveView replaces the view; the lock must be held. It is not synced: a
+// view lost in a crash (an older one, or none) makes Refresh read and
+// compare more rows, and a row that it shows older than it is here is
+// found in place (or moved) at its newer version.
+func (s *Board) saveView(v *view) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -84,8 +105,8 @@ func (s *Board) see(id, place string, version, fence int64) {
 	}
 	defer unlock()
 	v := s.loadView()
-	if v[id].Version < version {
-		v[id] = seen{Place: place, Version: version, Fence: fence}
+	if v.Rows[id].Version < version {
+		v.Rows[id] = seen{Place: place, Version: version, Fence: fence}
 		_ = s.saveView(v)
 	}
 }
@@ -97,7 +118,7 @@ func (s *Board) fenceSeen(id string) int64 {
 		return 0
 	}
 	defer unlock()
-	return s.loadView()[id].Fence
+	return s.loadView().Rows[id].Fence
 }
 
 func exists(path string) bool {
@@ -106,16 +127,29 @@ func exists(path string) bool {
 }
 
 // placeRow puts session r where the database has it, from the file at
-// from ("" for none) if that exists, with r's content; the lock must be
-// held. onlyFrom: if from has gone meanwhile (a local transition moved
-// it), leave the session to that transition's arbiter.
+// from ("" for none) if that exists, with r's content, and records it in
+// the view; the lock must be held. onlyFrom: if from has gone meanwhile
+// (a local transition moved it), leave the session to that transition's
+// arbiter.
 func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
+	v := s.loadView()
+	placed, err := s.placeRowIn(v, r, from, onlyFrom)
+	if err != nil || !placed {
+		return err
+	}
+	return s.saveView(v)
+}
+
+// placeRowIn is placeRow recording it in v, which the caller saves; placed
+// reports whether the session was put in place (not left to a local
+// transition).
+func (s *Board) placeRowIn(v *view, r Row, from string, onlyFrom bool) (placed bool, err error) {
 	want := s.rowPath(r)
 	if err := s.B.CheckDir(filepath.Dir(s.rel(want))); err != nil {
-		return fmt.Errorf("postgres board: %w", err)
+		return false, fmt.Errorf("postgres board: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
-		return fmt.Errorf("postgres board: %w", err)
+		return false, fmt.Errorf("postgres board: %w", err)
 	}
 	if r.State == string(sessions.Todo) {
 		// After the file is in place: a listing that began in between
@@ -132,15 +166,15 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 			_ = os.Remove(from) // the right place has it already
 		case errors.Is(err, fs.ErrNotExist):
 			if onlyFrom {
-				return nil // moved by a local transition meanwhile
+				return false, nil // moved by a local transition meanwhile
 			}
 		default:
-			return fmt.Errorf("postgres board: move %s: %w", from, err)
+			return false, fmt.Errorf("postgres board: move %s: %w", from, err)
 		}
 	}
 	if !moved && !exists(want) {
 		if err := fsx.WriteNew(want, r.Body, 0o644, !s.B.NoSync); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("postgres board: write %s: %w", want, err)
+			return false, fmt.Errorf("postgres board: write %s: %w", want, err)
 		}
 	}
 	if r.Body != nil {
@@ -148,20 +182,18 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 			tmp := filepath.Join(filepath.Dir(want), "."+filepath.Base(want)+".md"+strconv.Itoa(os.Getpid()))
 			_ = os.Remove(tmp)
 			if err := fsx.WriteNew(tmp, r.Body, 0o644, !s.B.NoSync); err != nil {
-				return fmt.Errorf("postgres board: write %s: %w", want, err)
+				return false, fmt.Errorf("postgres board: write %s: %w", want, err)
 			}
 			if err := os.Rename(tmp, want); err != nil {
 				_ = os.Remove(tmp)
-				return fmt.Errorf("postgres board: write %s: %w", want, err)
+				return false, fmt.Errorf("postgres board: write %s: %w", want, err)
 			}
 		}
 	}
-	v := s.loadView()
-	if v[r.ID].Version < r.Version {
-		v[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
-		return s.saveView(v)
+	if v.Rows[r.ID].Version < r.Version {
+		v.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
 	}
-	return nil
+	return true, nil
 }
 
 // rel is path relative to the board, '/'-separated.
@@ -199,11 +231,11 @@ func (s *Board) refresh(first bool) (bool, error) {
 	opened := s.opened
 	s.opened = nil
 	s.mu.Unlock()
-	if opened != nil {
+	if opened != nil && !first { // a board that joins reads every row
 		res = *opened // read a moment ago, when the board was opened
 	} else {
 		var err error
-		if res, err = s.call("read the board", Request{Op: "state"}); err != nil {
+		if res, err = s.call("read the board", s.stateRequest("state", first)); err != nil {
 			return false, err
 		}
 	}
@@ -214,11 +246,16 @@ func (s *Board) refresh(first bool) (bool, error) {
 	defer unlock()
 	s.seeBeats(res.Beats)
 	view := s.loadView()
-	var need []string
+	// The new horizon: the state's, held back to the oldest row that
+	// is left to a local transition (shown here at an older version), so
+	// that the next Refresh reads it again.
+	through := res.Through
+	hold := func(r Row) { through = min(through, r.Txid) }
+	var need []Row
 	from := map[string]string{}
 	dirty := false
 	for _, r := range res.Rows {
-		v, known := view[r.ID]
+		v, known := view.Rows[r.ID]
 		if r.Version <= v.Version {
 			continue
 		}
@@ -230,40 +267,92 @@ func (s *Board) refresh(first bool) (bool, error) {
 		}
 		switch {
 		case cur == want || (!known && exists(want) && !first):
-			view[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+			view.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
 			dirty = true
 		case known && !exists(cur):
 			if exists(want) {
-				view[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+				view.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
 				dirty = true
+			} else {
+				hold(r) // a local transition moved it: its arbiter decides
 			}
-			// else a local transition moved it: its arbiter decides.
 		default:
-			need = append(need, r.ID)
+			need = append(need, r)
 			from[r.ID] = cur
 		}
 	}
-	if dirty {
-		if err := s.saveView(view); err != nil {
-			return false, err
+	changed := dirty || len(need) > 0
+	var missing []string
+	for _, r := range need {
+		if r.Body == nil {
+			missing = append(missing, r.ID)
 		}
 	}
-	if len(need) == 0 {
-		return dirty, nil
+	if len(missing) > 0 {
+		// A state read whole comes without content: read the content
+		// of the sessions to write here.
+		bodies, err := s.call("read the board", Request{Op: "bodies", IDs: missing})
+		if err != nil {
+			if dirty {
+				return true, errors.Join(err, s.saveView(view))
+			}
+			return false, err
+		}
+		content := map[string]Row{}
+		for _, r := range bodies.Rows {
+			content[r.ID] = r
+		}
+		kept := need[:0]
+		for _, r := range need {
+			if r.Body == nil {
+				b, ok := content[r.ID]
+				if !ok {
+					continue // gone from the database meanwhile
+				}
+				r = b
+			}
+			kept = append(kept, r)
+		}
+		need = kept
 	}
-	bodies, err := s.call("read the board", Request{Op: "bodies", IDs: need})
-	if err != nil {
-		return dirty, err
-	}
-	for _, r := range bodies.Rows {
+	for _, r := range need {
 		if first {
 			s.removeCopies(r)
 		}
-		if err := s.placeRow(r, from[r.ID], from[r.ID] != ""); err != nil {
-			return true, err
+		placed, err := s.placeRowIn(view, r, from[r.ID], from[r.ID] != "")
+		if err != nil {
+			return true, errors.Join(err, s.saveView(view))
+		}
+		if !placed {
+			hold(r)
 		}
 	}
-	return true, nil
+	if res.Through > 0 && through > view.Through {
+		view.Through = through
+		dirty = true
+	}
+	if dirty || len(need) > 0 {
+		if err := s.saveView(view); err != nil {
+			return changed, err
+		}
+	}
+	return changed, nil
+}
+
+// stateRequest asks for the sessions written since this board's last
+// Refresh, with their content (op "state", or "open" with the state); a
+// board that joins (first) reads every session. The horizon is read
+// without the lock: one older than the view has when the answer is
+// applied only makes the answer longer.
+func (s *Board) stateRequest(op string, first bool) Request {
+	req := Request{Op: op, Bodies: true}
+	if op == "open" {
+		req.URL, req.State = s.url, true
+	}
+	if !first {
+		req.Since = s.loadView().Through
+	}
+	return req
 }
 
 // removeCopies removes the files of session r other than where the

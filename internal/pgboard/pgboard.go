@@ -236,7 +236,7 @@ func (s *Board) connect() (Response, error) {
 			return Response{}, err
 		}
 		s.ch = ch
-		res, err := s.call("connect", Request{Op: "open", URL: s.url, State: true})
+		res, err := s.call("connect", s.stateRequest("open", false))
 		if err == nil {
 			return res, nil
 		}

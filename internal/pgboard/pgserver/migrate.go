@@ -46,6 +46,19 @@ var migrations = []string{
 		owner text PRIMARY KEY,
 		at timestamptz NOT NULL
 	);`,
+	// 3: the transaction that last wrote each session (txid), so that a
+	// board reads only the rows changed since its last read (state with
+	// Since) instead of every row at every command. A trigger sets it, so
+	// that every writer (an older pickup, a person in psql) is seen.
+	`ALTER TABLE pickup_sessions ADD COLUMN txid bigint NOT NULL DEFAULT 0;
+	CREATE INDEX pickup_sessions_txid ON pickup_sessions (txid);
+	CREATE FUNCTION pickup_sessions_txid() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		NEW.txid := txid_current();
+		RETURN NEW;
+	END $$;
+	CREATE TRIGGER pickup_sessions_txid BEFORE INSERT OR UPDATE ON pickup_sessions
+		FOR EACH ROW EXECUTE FUNCTION pickup_sessions_txid();`,
 }
 
 // SchemaVersion is the schema version this pickup makes and reads.

@@ -127,11 +127,11 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 			return pgboard.Response{OK: true}
 		})
 		if res.OK && req.State {
-			return s.state(ctx)
+			return s.state(ctx, req.Since, req.Bodies)
 		}
 		return res
 	case "state":
-		return s.retry(ctx, func() pgboard.Response { return s.state(ctx) })
+		return s.retry(ctx, func() pgboard.Response { return s.state(ctx, req.Since, req.Bodies) })
 	case "bodies":
 		return s.retry(ctx, func() pgboard.Response { return s.bodies(ctx, req.IDs) })
 	case "import":
@@ -267,24 +267,50 @@ func (s *Server) beats(ctx context.Context) ([]pgboard.Beat, error) {
 	})
 }
 
-func (s *Server) state(ctx context.Context) pgboard.Response {
-	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, last_op, last_by FROM pickup_sessions`)
+// stateSQL reads the sessions written by transactions from $1 on (0:
+// every session) and, in the same statement and so the same snapshot, the
+// oldest transaction still running: every transaction before it is
+// committed or gone, so every row changed after this read is written by a
+// transaction from it on, and the next read asks from it (Through). A
+// board with no session gives one row of NULLs besides the horizon. $2:
+// with each session's content.
+const stateSQL = `WITH h AS (SELECT txid_snapshot_xmin(txid_current_snapshot()) AS through)
+SELECT h.through, p.id, p.state, p.owner, p.version, p.fence, p.last_op, p.last_by, p.txid,
+	CASE WHEN $2 THEN p.body END
+FROM h LEFT JOIN pickup_sessions p ON p.txid >= $1`
+
+// state reads the sessions written since the horizon since (see
+// stateSQL), with their content if bodies and since > 0 (a read from
+// the start gives many rows, few of them new to the board).
+func (s *Server) state(ctx context.Context, since int64, bodies bool) pgboard.Response {
+	rows, err := s.conn.Query(ctx, stateSQL, since, bodies && since > 0)
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Row, error) {
-		var x pgboard.Row
-		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence, &x.LastOp, &x.LastBy)
-		return x, err
-	})
-	if err != nil {
+	var through int64
+	var out []pgboard.Row
+	for rows.Next() {
+		var id, state, owner, lastOp, lastBy *string
+		var version, fence, txid *int64
+		var body []byte
+		if err := rows.Scan(&through, &id, &state, &owner, &version, &fence, &lastOp, &lastBy, &txid, &body); err != nil {
+			rows.Close()
+			return fail(s.dropIfBroken(err))
+		}
+		if id == nil {
+			continue // no session changed
+		}
+		out = append(out, pgboard.Row{ID: *id, State: *state, Owner: *owner, Version: *version, Fence: *fence,
+			LastOp: *lastOp, LastBy: *lastBy, Txid: *txid, Body: body})
+	}
+	if err := rows.Err(); err != nil {
 		return fail(s.dropIfBroken(err))
 	}
 	beats, err := s.beats(ctx)
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	return pgboard.Response{OK: true, Rows: out, Beats: beats}
+	return pgboard.Response{OK: true, Rows: out, Beats: beats, Through: through}
 }
 
 func (s *Server) bodies(ctx context.Context, ids []string) pgboard.Response {
