@@ -25,7 +25,7 @@
 // if its file is still where the last view of the database put it; one
 // that a local transition has moved since is left to that transition's
 // arbiter. The view (which version of each row this directory shows) is
-// kept in .pickup/pg-view.json under a flock.
+// kept in .pickup/pg-view under a flock.
 //
 // # Why a helper process
 //
