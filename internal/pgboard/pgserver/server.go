@@ -251,11 +251,9 @@ func (s *Server) beat(ctx context.Context, owner string) pgboard.Response {
 }
 
 // beats reads every owner's heartbeat, as its age on the server's clock.
-func (s *Server) beats(ctx context.Context) ([]pgboard.Beat, error) {
-	rows, err := s.conn.Query(ctx, `SELECT owner, at, extract(epoch FROM now() - at) FROM pickup_beats`)
-	if err != nil {
-		return nil, err
-	}
+const beatsSQL = `SELECT owner, at, extract(epoch FROM now() - at) FROM pickup_beats`
+
+func collectBeats(rows pgx.Rows) ([]pgboard.Beat, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Beat, error) {
 		var b pgboard.Beat
 		var at time.Time
@@ -282,8 +280,16 @@ FROM h LEFT JOIN pickup_sessions p ON p.txid >= $1`
 // state reads the sessions written since the horizon since (see
 // stateSQL), with their content if bodies and since > 0 (a read from
 // the start gives many rows, few of them new to the board).
+//
+// The sessions and the heartbeats are read in one batch: one round trip
+// to the server, not two, for every command.
 func (s *Server) state(ctx context.Context, since int64, bodies bool) pgboard.Response {
-	rows, err := s.conn.Query(ctx, stateSQL, since, bodies && since > 0)
+	batch := &pgx.Batch{}
+	batch.Queue(stateSQL, since, bodies && since > 0)
+	batch.Queue(beatsSQL)
+	br := s.conn.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
@@ -306,8 +312,15 @@ func (s *Server) state(ctx context.Context, since int64, bodies bool) pgboard.Re
 	if err := rows.Err(); err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	beats, err := s.beats(ctx)
+	brows, err := br.Query()
 	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	beats, err := collectBeats(brows)
+	if err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	if err := br.Close(); err != nil {
 		return fail(s.dropIfBroken(err))
 	}
 	return pgboard.Response{OK: true, Rows: out, Beats: beats, Through: through}
