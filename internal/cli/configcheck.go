@@ -39,7 +39,7 @@ func (r *run) boardWith(open func(string) (*sessions.Board, error)) (*sessions.B
 	}
 	r.commits.useConfig(cfg)
 	r.shared.useConfig(cfg)
-	if err := r.shared.flushOrphans(b, cfg); err != nil {
+	if err := r.shared.beforeCommand(b, cfg); err != nil {
 		// A command that only reads goes on with a warning; one that
 		// changes the board stops in ready (its answer would rest on a
 		// state the remote lacks).

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pickup-dev/pickup/internal/pgboard"
-	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -37,7 +35,7 @@ func beatEvery(cfg *sessions.Config) time.Duration {
 // returned. Failures are silent: the hook must never block Claude Code.
 func (r *run) spawnBeat(b *sessions.Board, owner string) {
 	cfg, err := b.Config()
-	if err != nil || cfg.Shared == "" || pgboard.IsURL(cfg.Shared) || !shared.BeatDue(b.Dir, owner, beatEvery(&cfg), time.Now()) {
+	if err != nil || cfg.Shared == "" || !kindOf(cfg.Shared).beatDue(b.Dir, owner, beatEvery(&cfg), time.Now()) {
 		return
 	}
 	exe, err := os.Executable()
@@ -73,16 +71,16 @@ func (r *run) sharedBeatCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			if !r.shared.isShared() {
+			cfg := r.shared.config()
+			if cfg == nil || cfg.Shared == "" {
 				return nil
 			}
-			sb, err := r.shared.open(context.Background(), b, r.shared.cfg.Shared, r.shared.cfg.SharedBranch)
+			arb, err := kindOf(cfg.Shared).open(context.Background(), &r.shared, b, *cfg)
 			if err != nil {
 				return err
 			}
-			r.shared.mu.Lock()
-			r.shared.sb = sb
-			r.shared.mu.Unlock()
+			defer arb.close()
+			r.shared.adopt(arb)
 			r.sharedHeartbeat(owner, false)
 			return nil
 		},

@@ -13,13 +13,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
-	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
@@ -29,29 +27,6 @@ import (
 // push (permissions, a protected branch, a hook); nothing moved.
 const ExitRemote = 8
 
-// sharedMode attaches a shared board's arbiter to the board before the
-// command changes anything. Its zero value is ready.
-type sharedMode struct {
-	proxy  func() string       // Repo.Proxy of the boards it opens (Env.GitProxy)
-	getenv func(string) string // Env.Getenv, for $PICKUP_NETWORK_TIMEOUT
-	// hostname names this machine in the heartbeats (Env.Hostname).
-	hostname func() (string, error)
-	// netCfg is config.yaml's network_timeout (ns): read without mu,
-	// which ready holds while it opens the board.
-	netCfg atomic.Int64
-	mu     sync.Mutex
-	cfg    *sessions.Config
-	sb     *shared.Board
-	pg     *pgboard.Board // a board that PostgreSQL arbitrates (pgcmds.go)
-	// flushErr: flushOrphans failed (ready refuses to go on).
-	flushErr error
-	// trustRecent: the command claims or moves sessions (next without
-	// --wait, claim, done, release, reopen), which lets ready trust a
-	// fetch that another process of the clone made within sharedFresh;
-	// skipped: ready did (see againAfterFetch).
-	trustRecent, skipped bool
-}
-
 // sharedFresh is how recent a fetch of another process of the clone
 // spares a claim or a transition its own. Well under a second: next to a
 // stale period of minutes a peer's heartbeat is never judged on an old
@@ -59,83 +34,149 @@ type sharedMode struct {
 // claim.
 const sharedFresh = time.Second
 
-// againAfterFetch is for a command whose ready trusted another process's
-// fetch and that failed with err: if err is one of answers (nothing
-// available, no such session, not available, not yours: an answer that
-// rests on the board's content), it fetches, so that the answer is the
-// remote's own, and reports whether the board changed (the command should
-// try once more). Otherwise it does nothing.
-func (m *sharedMode) againAfterFetch(err error, answers ...error) (bool, error) {
-	if err == nil || !slices.ContainsFunc(answers, func(a error) bool { return errors.Is(err, a) }) {
-		return false, nil
-	}
-	m.mu.Lock()
-	sb, skipped := m.sb, m.skipped
-	m.skipped = false
-	m.mu.Unlock()
-	if sb == nil || !skipped {
-		return false, nil
-	}
-	return sb.Refresh(context.Background())
+// gitKind is a board shared through a git remote's board branch.
+type gitKind struct{}
+
+// gitArbiter is a git remote's board branch as a board's arbiter.
+type gitArbiter struct {
+	sb  *shared.Board
+	b   *sessions.Board
+	cfg sessions.Config
+	// fetch is shared_fetch: how often a wait fetches.
+	fetch time.Duration
+	mu    sync.Mutex
+	// skipped: ready trusted another process's fetch (see answerAgain).
+	skipped bool
 }
 
-func (m *sharedMode) useConfig(cfg sessions.Config) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.cfg = &cfg
-	m.netCfg.Store(int64(cfg.NetworkTimeout))
-}
-
-// ready makes b's transitions go through the remote if config.yaml says
-// `shared: REMOTE`, after bringing the board in line with the remote (one
-// fetch; a claim or a transition trusts one that another process of the
-// clone made within sharedFresh): a session made or moved in another
-// clone is seen here first.
-func (m *sharedMode) ready(b *sessions.Board) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cfg == nil || m.sb != nil || m.pg != nil {
-		return nil
-	}
-	if m.flushErr != nil {
-		return m.flushErr
-	}
-	if m.cfg.Shared == "" {
-		// Not shared, says config.yaml; unless the clone joined a
-		// shared board (its git config says so) and the file was lost.
-		return notSharedHere(b, *m.cfg)
-	}
-	if pgboard.IsURL(m.cfg.Shared) {
-		return m.readyPG(b)
-	}
-	ctx := context.Background()
-	sb, err := m.open(ctx, b, m.cfg.Shared, m.cfg.SharedBranch)
+func (gitKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error) {
+	sb, err := m.open(ctx, b, cfg.Shared, cfg.SharedBranch)
 	if err != nil {
-		return refuse(err, "a shared board (shared: in config.yaml) must be in a clone of the repository whose remote holds it")
+		return nil, refuse(err, "a shared board (shared: in config.yaml) must be in a clone of the repository whose remote holds it")
 	}
-	if err := sb.CheckIdentity(ctx, *m.cfg, filepath.Join(b.Dir, sessions.ConfigFile)); err != nil {
-		b.Arbiter = nil
-		return identityRefusal(b, err)
+	fetch := shared.DefaultFetch
+	if cfg.SharedFetch > 0 {
+		fetch = cfg.SharedFetch
 	}
-	if m.trustRecent && sb.FetchedWithin(sharedFresh) {
+	return &gitArbiter{sb: sb, b: b, cfg: cfg, fetch: fetch}, nil
+}
+
+func (gitKind) viewsFresh() bool { return false }
+
+func (gitKind) beatDue(dir, owner string, every time.Duration, now time.Time) bool {
+	return shared.BeatDue(dir, owner, every, now)
+}
+
+// ready checks that config.yaml is what the clone joined and fetches
+// (one fetch; a claim or a transition trusts one that another process of
+// the clone made within sharedFresh).
+func (a *gitArbiter) ready(ctx context.Context, trustRecent bool) error {
+	if err := a.sb.CheckIdentity(ctx, a.cfg, configPath(a.b)); err != nil {
+		return identityRefusal(a.b, err)
+	}
+	if trustRecent && a.sb.FetchedWithin(sharedFresh) {
 		// A claim or a transition needs no fetch to be right: the push is
 		// the compare-and-swap, and a refused one fetches. Another process
 		// of this clone fetched a moment ago, so the board here is at most
 		// that old; an answer that rests on it alone ("nothing
-		// available", no such session) fetches first (againAfterFetch).
-		m.sb, m.skipped = sb, true
+		// available", no such session) fetches first (answerAgain).
+		a.mu.Lock()
+		a.skipped = true
+		a.mu.Unlock()
 		return nil
 	}
-	if _, err := sb.Refresh(ctx); err != nil {
-		b.Arbiter = nil
+	if _, err := a.sb.Refresh(ctx); err != nil {
 		if errors.Is(err, shared.ErrNoBoardBranch) {
-			return &remoteFailure{err: err, hint: fmt.Sprintf("run `pickup init --shared %s` in one clone to put the board on the remote; nothing was changed", m.cfg.Shared)}
+			return &remoteFailure{err: err, hint: fmt.Sprintf("run `pickup init --shared %s` in one clone to put the board on the remote; nothing was changed", a.cfg.Shared)}
 		}
 		return err
 	}
-	m.sb = sb
 	return nil
 }
+
+// answerAgain fetches if ready trusted another process's fetch and err is
+// one of answers, so that the answer is the remote's own.
+func (a *gitArbiter) answerAgain(ctx context.Context, err error, answers ...error) (bool, error) {
+	if !slices.ContainsFunc(answers, func(x error) bool { return errors.Is(err, x) }) {
+		return false, nil
+	}
+	a.mu.Lock()
+	skipped := a.skipped
+	a.skipped = false
+	a.mu.Unlock()
+	if !skipped {
+		return false, nil
+	}
+	return a.sb.Refresh(ctx)
+}
+
+func (a *gitArbiter) close() {}
+
+// heartbeat pushes owner's heartbeat ref.
+func (a *gitArbiter) heartbeat(ctx context.Context, owner string, every time.Duration) error {
+	_, err := a.sb.Heartbeat(ctx, owner, every)
+	return err
+}
+
+// watch fetches every shared_fetch (default 10 s) until ctx ends:
+// applying the fetch writes sessions made or released in other clones
+// into todo/.
+func (a *gitArbiter) watch(ctx context.Context, warn func(error)) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(a.fetch)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := a.sb.Refresh(ctx); err != nil && ctx.Err() == nil {
+					warn(err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// sync: every transition is on the remote already, so it only checks
+// that the board is in line with it (ready fetched).
+func (a *gitArbiter) sync(ctx context.Context, r *run) error {
+	sb := a.sb
+	diffs, err := sb.InLine(ctx)
+	if err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		return &notInLine{remote: sb.Remote, branch: sb.Branch, diffs: diffs}
+	}
+	if r.json {
+		return r.printJSON(map[string]any{"remote": sb.Remote, "branch": sb.Branch, "shared": true})
+	}
+	r.printf("shared board: in line with %s/%s (every transition is pushed as it happens)\n", sb.Remote, sb.Branch)
+	return nil
+}
+
+// settle: a session that another process of this clone moved first is
+// named with where the remote has it once that process's push is settled,
+// so that a loser names the winner at the remote, not a local racer that
+// lost there too.
+func (a *gitArbiter) settle(ctx context.Context, err error) error {
+	var e *claim.Error
+	if !errors.As(err, &e) || e.Arbiter || !errors.Is(err, claim.ErrSessionNotAvailable) || e.Holder == "" {
+		return err
+	}
+	if st, owner, ok := a.sb.Settled(ctx, e.ID, 30*time.Second); ok {
+		e.State, e.Holder = st, owner
+	}
+	return err
+}
+
+// configPath is b's config.yaml.
+func configPath(b *sessions.Board) string { return filepath.Join(b.Dir, sessions.ConfigFile) }
 
 // open opens the shared board of b, its git commands relayed by the git
 // proxy.
@@ -195,73 +236,6 @@ func (r *run) findRepo(ctx context.Context, dir string) (*gitx.Repo, error) {
 	return repo, err
 }
 
-// board returns the shared board, or nil if the board is not shared (or
-// ready has not run).
-func (m *sharedMode) board() *shared.Board {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.sb
-}
-
-// heartbeat pushes owner's heartbeat ref on a shared board, at most once
-// per a quarter of the stale period, so that other clones do not reap a
-// live owner of this machine. A failure is a warning: the claim stands.
-func (r *run) sharedHeartbeat(owner string, force bool) {
-	if pg := r.shared.pgBoard(); pg != nil {
-		if err := pg.Beat(owner); err != nil {
-			fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
-		}
-		return
-	}
-	sb := r.shared.board()
-	if sb == nil {
-		return
-	}
-	every := 0 * time.Second
-	if !force {
-		every = beatEvery(r.shared.cfg)
-	}
-	if _, err := sb.Heartbeat(context.Background(), owner, every); err != nil {
-		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
-	}
-}
-
-// sharedPoll fetches a shared board every shared_fetch (default 10 s)
-// until ctx ends, so that next --wait wakes for sessions made or released
-// in other clones: applying the fetch writes them into todo/, which the
-// wait watches. It returns a function that stops it.
-func (r *run) sharedPoll(ctx context.Context) func() {
-	if pg := r.shared.pgBoard(); pg != nil {
-		return r.pgPoll(ctx, pg)
-	}
-	sb := r.shared.board()
-	if sb == nil {
-		return func() {}
-	}
-	every := shared.DefaultFetch
-	if r.shared.cfg != nil && r.shared.cfg.SharedFetch > 0 {
-		every = r.shared.cfg.SharedFetch
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := sb.Refresh(ctx); err != nil && ctx.Err() == nil {
-					fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
-				}
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
 // remoteFailure is a shared board's remote failing before anything moved.
 type remoteFailure struct {
 	err  error
@@ -273,17 +247,10 @@ func (e *remoteFailure) Unwrap() error { return e.err }
 func (e *remoteFailure) Hint() string  { return e.hint }
 func (e *remoteFailure) ExitCode() int { return ExitRemote }
 
-// initShared is `pickup init --shared [REMOTE]`.
-func (r *run) initShared(c *ucli.Context) error {
-	if c.NArg() > 1 {
-		return usageError("init --shared takes at most one argument, the remote (default: the one this clone joined, else origin)")
-	}
-	remote := "origin"
-	if c.NArg() == 1 {
-		remote = c.Args().First()
-	}
-	if pgboard.IsURL(remote) {
-		return r.initPG(remote)
+// initBoard is `pickup init --shared [REMOTE]`.
+func (gitKind) initBoard(r *run, c *ucli.Context, remote string) error {
+	if remote == "" {
+		remote = "origin"
 	}
 	dir, err := r.boardDir()
 	if err != nil {
@@ -401,55 +368,4 @@ func excludeBoard(repo *gitx.Repo, dir string) {
 		prefix = "\n"
 	}
 	fmt.Fprintf(f, "%s# pickup: the shared board, kept by pickup on its own branch\n%s\n", prefix, line)
-}
-
-// isShared reports whether the board's config.yaml says shared:.
-func (m *sharedMode) isShared() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.cfg != nil && m.cfg.Shared != ""
-}
-
-// syncShared is `pickup sync` on a shared board: every transition is on
-// the remote already, so it only brings the board in line with it (one
-// fetch).
-func (r *run) syncShared(b *sessions.Board, repair bool) error {
-	if repair {
-		return r.repairShared(b)
-	}
-	if err := r.shared.ready(b); err != nil {
-		return err
-	}
-	if pg := r.shared.pgBoard(); pg != nil {
-		return r.syncPG(pg)
-	}
-	sb := r.shared.board()
-	diffs, err := sb.InLine(context.Background())
-	if err != nil {
-		return err
-	}
-	if len(diffs) > 0 {
-		return &notInLine{remote: sb.Remote, branch: sb.Branch, diffs: diffs}
-	}
-	if r.json {
-		return r.printJSON(map[string]any{"remote": sb.Remote, "branch": sb.Branch, "shared": true})
-	}
-	r.printf("shared board: in line with %s/%s (every transition is pushed as it happens)\n", sb.Remote, sb.Branch)
-	return nil
-}
-
-// sharedSettle completes a transition's error on a shared board: a session
-// that another process of this clone moved first is named with where the
-// remote has it once that process's push is settled, so that a loser
-// names the winner at the remote, not a local racer that lost there too.
-func (r *run) sharedSettle(err error) error {
-	sb := r.shared.board()
-	var e *claim.Error
-	if sb == nil || !errors.As(err, &e) || e.Arbiter || !errors.Is(err, claim.ErrSessionNotAvailable) || e.Holder == "" {
-		return err
-	}
-	if st, owner, ok := sb.Settled(context.Background(), e.ID, 30*time.Second); ok {
-		e.State, e.Holder = st, owner
-	}
-	return err
 }

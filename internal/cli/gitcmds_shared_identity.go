@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/pickup-dev/pickup/internal/gitx"
-	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -132,15 +131,12 @@ func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id shared.Identit
 	return nil
 }
 
-// flushOrphans pushes (or undoes) the transitions that processes of this
+// beforeCommand pushes (or undoes) the transitions that processes of this
 // clone queued and were killed before they saw through, before any
 // command reads or changes the board: a killed done must not leave the
 // clone saying done/ and the remote doing/ until an unrelated transition.
 // It runs no git unless there is such a request.
-func (m *sharedMode) flushOrphans(b *sessions.Board, cfg sessions.Config) error {
-	if cfg.Shared == "" || pgboard.IsURL(cfg.Shared) {
-		return nil
-	}
+func (gitKind) beforeCommand(m *sharedMode, b *sessions.Board, cfg sessions.Config) error {
 	top, ok := mainWorktree(b.Dir)
 	if !ok || !shared.Pending(filepath.Join(top, ".git"), false) {
 		return nil
@@ -152,11 +148,7 @@ func (m *sharedMode) flushOrphans(b *sessions.Board, cfg sessions.Config) error 
 	}
 	arbiter := b.Arbiter
 	defer func() { b.Arbiter = arbiter }()
-	err = sb.Flush(ctx)
-	m.mu.Lock()
-	m.flushErr = err
-	m.mu.Unlock()
-	return err
+	return sb.Flush(ctx)
 }
 
 // notInLine: the board here differs from the remote's, after every
@@ -191,28 +183,15 @@ func (m *sharedMode) notShared(b *sessions.Board) error {
 	return notSharedHere(b, *cfg)
 }
 
-// sharedFindings are doctor's findings about a shared board: config.yaml
-// no longer saying what the clone joined, a board branch that a person
+// findings are doctor's findings about a shared board: config.yaml no
+// longer saying what the clone joined, a board branch that a person
 // rewrote (the sessions it lost) or deleted, sessions here that differ
 // from the remote's tip. It fetches the board branch (and applies
 // nothing).
-func (r *run) sharedFindings(b *sessions.Board) []sessions.Finding {
-	cfgPath := filepath.Join(b.Dir, sessions.ConfigFile)
-	cfg, err := b.Config()
-	if err != nil {
-		return nil // configFindings reports it
-	}
+func (gitKind) findings(r *run, b *sessions.Board, cfg sessions.Config) []sessions.Finding {
+	cfgPath := configPath(b)
 	finding := func(id, msg string) sessions.Finding {
 		return sessions.Finding{Kind: "shared", ID: id, Path: cfgPath, Message: msg}
-	}
-	if cfg.Shared == "" {
-		if err := notSharedHere(b, cfg); err != nil {
-			return []sessions.Finding{finding("", err.Error()+"; "+hintOf(err))}
-		}
-		return nil
-	}
-	if pgboard.IsURL(cfg.Shared) {
-		return nil // PostgreSQL arbitrates: no branch to look at
 	}
 	ctx := context.Background()
 	sb, err := r.shared.open(ctx, b, cfg.Shared, cfg.SharedBranch)
@@ -255,18 +234,14 @@ func hintOf(err error) string {
 	return ""
 }
 
-// repairShared is `pickup sync --repair` on a shared board.
-func (r *run) repairShared(b *sessions.Board) error {
+// repair is `pickup sync --repair` on a board shared through a git remote.
+func (gitKind) repair(r *run, b *sessions.Board, cfg sessions.Config) error {
 	ctx := context.Background()
-	cfg := r.shared.cfg
-	if pgboard.IsURL(cfg.Shared) {
-		return usageError("--repair is for a board shared through a git remote; PostgreSQL keeps its own history")
-	}
 	sb, err := r.shared.open(ctx, b, cfg.Shared, cfg.SharedBranch)
 	if err != nil {
 		return err
 	}
-	if err := sb.CheckIdentity(ctx, *cfg, filepath.Join(b.Dir, sessions.ConfigFile)); err != nil {
+	if err := sb.CheckIdentity(ctx, cfg, configPath(b)); err != nil {
 		return identityRefusal(b, err)
 	}
 	b.Arbiter = nil // the repair's moves are not transitions

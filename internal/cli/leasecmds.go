@@ -28,7 +28,7 @@ func (r *run) register(c *claim.Client) error {
 	}
 	taken, err := r.leases(c.Board).Ensure(c.Owner, leaseRefresh, claim.ReapOptions{}, holders...)
 	r.reportTakenUp(c.Owner, taken)
-	if err == nil && r.shared.board() != nil {
+	if err == nil && r.shared.arbiter() != nil {
 		// In a detached process: the claim does not wait for a push of
 		// the heartbeat ref (a round trip) before its own.
 		r.spawnBeat(c.Board, c.Owner)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/sessions"
+	ucli "github.com/urfave/cli/v2"
 )
 
 // pgWaitMax is how long next --wait blocks in the database for a
@@ -32,36 +33,82 @@ func pgFallback() time.Duration {
 	return pgWaitMax
 }
 
-// readyPG opens b's database (config.yaml's shared: URL), makes it b's
-// arbiter and brings the board directory in line with it; m.mu is held.
-func (m *sharedMode) readyPG(b *sessions.Board) error {
-	pg, err := pgboard.Open(context.Background(), b, m.cfg.Shared)
+// pgKind is a board whose ownership a PostgreSQL database decides.
+type pgKind struct{}
+
+// pgArbiter is a PostgreSQL database as a board's arbiter.
+type pgArbiter struct{ pg *pgboard.Board }
+
+// open starts the helper, connects and makes the database b's arbiter.
+func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error) {
+	pg, err := pgboard.Open(ctx, b, cfg.Shared)
+	if err != nil {
+		return nil, err
+	}
+	return &pgArbiter{pg: pg}, nil
+}
+
+// beforeCommand: every transition is in the database once it stands;
+// nothing is queued.
+func (pgKind) beforeCommand(*sharedMode, *sessions.Board, sessions.Config) error { return nil }
+
+// beatDue: a hook's heartbeat does not go to the database yet.
+func (pgKind) beatDue(string, string, time.Duration, time.Time) bool { return false }
+
+func (pgKind) viewsFresh() bool { return true }
+
+// findings: the database keeps the board's truth; doctor looks at the
+// board directory as on any board.
+func (pgKind) findings(*run, *sessions.Board, sessions.Config) []sessions.Finding { return nil }
+
+func (pgKind) repair(*run, *sessions.Board, sessions.Config) error {
+	return usageError("--repair is for a board shared through a git remote; PostgreSQL keeps its own history")
+}
+
+// ready brings the board directory in line with the database (one read
+// of what changed).
+func (a *pgArbiter) ready(ctx context.Context, _ bool) error {
+	_, err := a.pg.Refresh(ctx)
+	return err
+}
+
+// answerAgain: ready always read the database.
+func (a *pgArbiter) answerAgain(context.Context, error, ...error) (bool, error) { return false, nil }
+
+func (a *pgArbiter) close() { a.pg.Close() }
+
+// heartbeat records owner's heartbeat in the database (the server's
+// clock judges it); one round trip, so every is not needed.
+func (a *pgArbiter) heartbeat(_ context.Context, owner string, _ time.Duration) error {
+	return a.pg.Beat(owner)
+}
+
+// settle: the database named where it has the session already.
+func (a *pgArbiter) settle(_ context.Context, err error) error { return err }
+
+// sync imports sessions made by hand (a todo/*.md that the database does
+// not have) and brings the board in line: every transition is in the
+// database already.
+func (a *pgArbiter) sync(ctx context.Context, r *run) error {
+	pg := a.pg
+	imported, total, err := pg.Join(ctx, false)
 	if err != nil {
 		return err
 	}
-	if _, err := pg.Refresh(context.Background()); err != nil {
-		b.Arbiter = nil
-		pg.Close()
-		return err
+	if r.json {
+		return r.printJSON(map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true})
 	}
-	m.pg = pg
+	r.printf("postgres board: in line with %s (%d sessions, %d imported)\n", pg.URL, total, imported)
 	return nil
 }
 
-// pgBoard returns the PostgreSQL board, or nil if the board is not one
-// (or ready has not run).
-func (m *sharedMode) pgBoard() *pgboard.Board {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.pg
-}
-
-// pgPoll reads the database whenever a session arrives in todo on any
+// watch reads the database whenever a session arrives in todo on any
 // board (LISTEN/NOTIFY, through a waiter of its own), and at least every
 // pgWaitMax, until ctx ends, so that next --wait wakes for sessions made
 // or released elsewhere: Refresh writes them into todo/, which the wait
 // watches. It returns a function that stops it.
-func (r *run) pgPoll(ctx context.Context, pg *pgboard.Board) func() {
+func (a *pgArbiter) watch(ctx context.Context, warn func(error)) func() {
+	pg := a.pg
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	var mu sync.Mutex
@@ -92,7 +139,7 @@ func (r *run) pgPoll(ctx context.Context, pg *pgboard.Board) func() {
 				return
 			}
 			if _, err := pg.Refresh(ctx); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+				warn(err)
 			}
 		}
 	}()
@@ -107,10 +154,10 @@ func (r *run) pgPoll(ctx context.Context, pg *pgboard.Board) func() {
 	}
 }
 
-// initPG is `pickup init --shared postgres://…`: it connects (creating or
-// migrating the schema), records the URL without its password in
+// initBoard is `pickup init --shared postgres://…`: it connects (creating
+// or migrating the schema), records the URL without its password in
 // config.yaml, and puts the board's sessions into the database.
-func (r *run) initPG(url string) error {
+func (pgKind) initBoard(r *run, _ *ucli.Context, url string) error {
 	redacted, hadPassword := pgboard.Redact(url)
 	dir, err := r.boardDir()
 	if err != nil {
@@ -152,41 +199,4 @@ func (r *run) initPG(url string) error {
 	}
 	r.printf("postgres board ready at %s: %s (%d sessions, %d imported from this board)\n", b.Dir, redacted, total, imported)
 	return nil
-}
-
-// syncPG is `pickup sync` on a PostgreSQL board: every transition is in
-// the database already; it imports sessions made by hand (a todo/*.md
-// that the database does not have) and brings the board in line.
-func (r *run) syncPG(pg *pgboard.Board) error {
-	imported, total, err := pg.Join(context.Background(), false)
-	if err != nil {
-		return err
-	}
-	if r.json {
-		return r.printJSON(map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true})
-	}
-	r.printf("postgres board: in line with %s (%d sessions, %d imported)\n", pg.URL, total, imported)
-	return nil
-}
-
-// viewBoard is board for commands that only show it (list, show, status):
-// on a PostgreSQL board it first brings the board directory in line with
-// the database, so that owners on every machine are shown. A database
-// that does not answer is a warning: the board's last view is shown.
-func (r *run) viewBoard() (*sessions.Board, error) {
-	b, err := r.board()
-	if err != nil || !r.shared.isPG() {
-		return b, err
-	}
-	if err := r.shared.ready(b); err != nil {
-		fmt.Fprintf(r.env.Stderr, "pickup: warning: showing this board's last view of the database: %s\n", sanitize(err.Error()))
-	}
-	return b, nil
-}
-
-// isPG reports whether config.yaml names a PostgreSQL database.
-func (m *sharedMode) isPG() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.cfg != nil && pgboard.IsURL(m.cfg.Shared)
 }

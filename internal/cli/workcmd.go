@@ -282,7 +282,7 @@ func (r *run) work(c *ucli.Context, tf *tagFlags) error {
 	go func() { // keep the lease fresh for observers on other hosts
 		// On a shared board, also push the owner's heartbeat ref, checked
 		// twice per beatEvery so that a push is never a whole period late.
-		every := min(time.Minute, beatEvery(r.shared.cfg)/2)
+		every := min(time.Minute, beatEvery(r.shared.config())/2)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {

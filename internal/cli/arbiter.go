@@ -1,0 +1,297 @@
+package cli
+
+// A shared board's arbiter decides, beyond this clone, whether a
+// transition stands: the git remote's board branch (pickup init --shared
+// REMOTE, internal/shared) or a PostgreSQL database (pickup init --shared
+// postgres://…, internal/pgboard). The transitions reach it through
+// sessions.Board.Arbiter, which each sets when it opens; everything else
+// the commands need of it (bring the board in line, keep waiters woken,
+// heartbeats, sync, doctor) goes through the arbiter interface below, so
+// that no command knows which one it has. config.yaml's shared: names it,
+// and kindOf is the one place that tells the kinds apart.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/sessions"
+	ucli "github.com/urfave/cli/v2"
+)
+
+// arbiter is an open shared board's arbiter.
+type arbiter interface {
+	// ready brings the board directory in line with the arbiter before a
+	// command reads or changes it. trustRecent: the command claims or
+	// moves sessions, whose own round trip is the compare-and-swap, so a
+	// view another process of this clone took a moment ago will do
+	// (answerAgain then checks an answer that rests on it).
+	ready(ctx context.Context, trustRecent bool) error
+	// answerAgain is for a command that failed with err after a ready
+	// that trusted a recent view: if err is one of answers (an answer
+	// that rests on the board's content), it brings the board in line and
+	// reports whether it changed (the command should try once more).
+	answerAgain(ctx context.Context, err error, answers ...error) (bool, error)
+	// watch keeps the board directory in line while a wait is under way
+	// (next --wait, work), so that sessions made or released elsewhere
+	// land in todo/, which the wait watches; warn reports what the wait
+	// survives. It returns a function that stops it.
+	watch(ctx context.Context, warn func(error)) (stop func())
+	// heartbeat tells the other machines that owner is alive, at most
+	// once per every (0: now).
+	heartbeat(ctx context.Context, owner string, every time.Duration) error
+	// sync is `pickup sync`: it brings the board in line, and says how
+	// it stands.
+	sync(ctx context.Context, r *run) error
+	// settle completes a transition's error with where the arbiter has
+	// the session.
+	settle(ctx context.Context, err error) error
+	close()
+}
+
+// arbiterKind is what config.yaml's shared: names: how to open its
+// arbiter, and what a kind does before or without one.
+type arbiterKind interface {
+	// open opens b's arbiter without bringing the board in line.
+	open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error)
+	// initBoard is `pickup init --shared TARGET`.
+	initBoard(r *run, c *ucli.Context, target string) error
+	// beforeCommand runs before any command reads the board (a git
+	// remote's queued pushes of killed processes); cheap when there is
+	// nothing to do.
+	beforeCommand(m *sharedMode, b *sessions.Board, cfg sessions.Config) error
+	// beatDue reports whether a hook should start a detached heartbeat
+	// for owner (one stat or so: it runs in every hook).
+	beatDue(dir, owner string, every time.Duration, now time.Time) bool
+	// viewsFresh: commands that only show the board (list, show, status)
+	// bring it in line first. A database read is cheap; a fetch is not,
+	// so a git-shared board shows its last fetch.
+	viewsFresh() bool
+	// findings are doctor's findings about the arbiter.
+	findings(r *run, b *sessions.Board, cfg sessions.Config) []sessions.Finding
+	// repair is `pickup sync --repair`.
+	repair(r *run, b *sessions.Board, cfg sessions.Config) error
+}
+
+// kindOf is the kind of arbiter that shared names: a libpq URL is a
+// PostgreSQL database, anything else a git remote.
+func kindOf(shared string) arbiterKind {
+	if pgboard.IsURL(shared) {
+		return pgKind{}
+	}
+	return gitKind{}
+}
+
+// sharedMode attaches a shared board's arbiter to the board before the
+// command changes anything. Its zero value is ready.
+type sharedMode struct {
+	proxy  func() string       // Repo.Proxy of the boards it opens (Env.GitProxy)
+	getenv func(string) string // Env.Getenv, for $PICKUP_NETWORK_TIMEOUT
+	// hostname names this machine in the heartbeats (Env.Hostname).
+	hostname func() (string, error)
+	// netCfg is config.yaml's network_timeout (ns): read without mu,
+	// which ready holds while it opens the board.
+	netCfg atomic.Int64
+	mu     sync.Mutex
+	cfg    *sessions.Config
+	arb    arbiter
+	// flushErr: beforeCommand failed (ready refuses to go on).
+	flushErr error
+	// trustRecent: the command claims or moves sessions (next without
+	// --wait, claim, done, release, reopen); see arbiter.ready.
+	trustRecent bool
+}
+
+func (m *sharedMode) useConfig(cfg sessions.Config) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cfg = &cfg
+	m.netCfg.Store(int64(cfg.NetworkTimeout))
+}
+
+// config is config.yaml as the command read it (nil before).
+func (m *sharedMode) config() *sessions.Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg
+}
+
+// ready makes b's transitions go through its arbiter if config.yaml says
+// `shared: …`, after bringing the board in line with it: a session made
+// or moved in another clone is seen here first.
+func (m *sharedMode) ready(b *sessions.Board) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cfg == nil || m.arb != nil {
+		return nil
+	}
+	if m.flushErr != nil {
+		return m.flushErr
+	}
+	if m.cfg.Shared == "" {
+		// Not shared, says config.yaml; unless the clone joined a
+		// shared board (its git config says so) and the file was lost.
+		return notSharedHere(b, *m.cfg)
+	}
+	ctx := context.Background()
+	arb, err := kindOf(m.cfg.Shared).open(ctx, m, b, *m.cfg)
+	if err != nil {
+		return err
+	}
+	if err := arb.ready(ctx, m.trustRecent); err != nil {
+		b.Arbiter = nil
+		arb.close()
+		return err
+	}
+	m.arb = arb
+	return nil
+}
+
+// arbiter returns the open arbiter, or nil if the board is not shared (or
+// ready has not run).
+func (m *sharedMode) arbiter() arbiter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.arb
+}
+
+// adopt makes arb the command's arbiter (a command that opened one
+// without ready: shared-beat).
+func (m *sharedMode) adopt(arb arbiter) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.arb = arb
+}
+
+// isShared reports whether the board's config.yaml says shared:.
+func (m *sharedMode) isShared() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg != nil && m.cfg.Shared != ""
+}
+
+// beforeCommand runs the kind's step before any command reads the board.
+func (m *sharedMode) beforeCommand(b *sessions.Board, cfg sessions.Config) error {
+	if cfg.Shared == "" {
+		return nil
+	}
+	err := kindOf(cfg.Shared).beforeCommand(m, b, cfg)
+	m.mu.Lock()
+	m.flushErr = err
+	m.mu.Unlock()
+	return err
+}
+
+// againAfterFetch: see arbiter.answerAgain; false on a board that is not
+// shared.
+func (m *sharedMode) againAfterFetch(err error, answers ...error) (bool, error) {
+	arb := m.arbiter()
+	if arb == nil || err == nil {
+		return false, nil
+	}
+	return arb.answerAgain(context.Background(), err, answers...)
+}
+
+// sharedHeartbeat records owner's heartbeat with the arbiter, at most once
+// per a quarter of the stale period (force: now), so that other machines
+// do not reap a live owner of this one. A failure is a warning: the claim
+// stands.
+func (r *run) sharedHeartbeat(owner string, force bool) {
+	arb := r.shared.arbiter()
+	if arb == nil {
+		return
+	}
+	every := 0 * time.Second
+	if !force {
+		every = beatEvery(r.shared.config())
+	}
+	if err := arb.heartbeat(context.Background(), owner, every); err != nil {
+		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+	}
+}
+
+// sharedPoll keeps a shared board in line while a wait is under way; see
+// arbiter.watch. It returns a function that stops it.
+func (r *run) sharedPoll(ctx context.Context) func() {
+	arb := r.shared.arbiter()
+	if arb == nil {
+		return func() {}
+	}
+	return arb.watch(ctx, func(err error) {
+		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+	})
+}
+
+// sharedSettle completes a transition's error on a shared board; see
+// arbiter.settle.
+func (r *run) sharedSettle(err error) error {
+	arb := r.shared.arbiter()
+	if arb == nil || err == nil {
+		return err
+	}
+	return arb.settle(context.Background(), err)
+}
+
+// initShared is `pickup init --shared [TARGET]`: TARGET is a git remote
+// (default: the one this clone joined, else origin) or a PostgreSQL URL.
+func (r *run) initShared(c *ucli.Context) error {
+	if c.NArg() > 1 {
+		return usageError("init --shared takes at most one argument, the remote (default: the one this clone joined, else origin) or a postgres:// URL")
+	}
+	target := ""
+	if c.NArg() == 1 {
+		target = c.Args().First()
+	}
+	return kindOf(target).initBoard(r, c, target)
+}
+
+// syncShared is `pickup sync` on a shared board.
+func (r *run) syncShared(b *sessions.Board, repair bool) error {
+	cfg := r.shared.config()
+	kind := kindOf(cfg.Shared)
+	if repair {
+		return kind.repair(r, b, *cfg)
+	}
+	if err := r.shared.ready(b); err != nil {
+		return err
+	}
+	return r.shared.arbiter().sync(context.Background(), r)
+}
+
+// sharedFindings are doctor's findings about a shared board.
+func (r *run) sharedFindings(b *sessions.Board) []sessions.Finding {
+	cfg, err := b.Config()
+	if err != nil {
+		return nil // configFindings reports it
+	}
+	if cfg.Shared == "" {
+		if err := notSharedHere(b, cfg); err != nil {
+			return []sessions.Finding{{Kind: "shared", Path: configPath(b), Message: err.Error() + "; " + hintOf(err)}}
+		}
+		return nil
+	}
+	return kindOf(cfg.Shared).findings(r, b, cfg)
+}
+
+// viewBoard is board for commands that only show it (list, show, status):
+// where the kind of arbiter makes it cheap, it first brings the board
+// directory in line, so that owners on every machine are shown. An
+// arbiter that does not answer is a warning: the board's last view is
+// shown.
+func (r *run) viewBoard() (*sessions.Board, error) {
+	b, err := r.board()
+	if err != nil {
+		return b, err
+	}
+	cfg := r.shared.config()
+	if cfg == nil || cfg.Shared == "" || !kindOf(cfg.Shared).viewsFresh() {
+		return b, nil
+	}
+	if err := r.shared.ready(b); err != nil {
+		fmt.Fprintf(r.env.Stderr, "pickup: warning: showing this board's last view of %s: %s\n", cfg.Shared, sanitize(err.Error()))
+	}
+	return b, nil
+}
