@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/privatepg"
 )
 
@@ -64,7 +69,7 @@ func postgresBoard(e *env) (Row, error) {
 			return row, err
 		}
 	}
-	var pgT, locT []time.Duration
+	var pgT, locT, goT []time.Duration
 	for range single {
 		t0 := time.Now()
 		if _, err := e.pickupIn(dir, benv(dirs[0]), "--owner", "solo", "next"); err != nil {
@@ -75,9 +80,23 @@ func postgresBoard(e *env) (Row, error) {
 			return row, err
 		}
 		pgT, locT = append(pgT, t1.Sub(t0)), append(locT, time.Since(t1))
+		if e.goFloor != "" {
+			t2 := time.Now()
+			if err := exec.Command(e.goFloor).Run(); err != nil {
+				return row, err
+			}
+			goT = append(goT, time.Since(t2))
+		}
 	}
 	slices.Sort(pgT)
 	slices.Sort(locT)
+	slices.Sort(goT)
+	// The floor of the round trips a command makes: a state request
+	// that finds nothing changed, to the daemon the nexts used.
+	trips, err := daemonRoundTrips(run, srv.URL("postgres"), 200)
+	if err != nil {
+		return row, err
+	}
 	// next --wait's wake-up, then the same on one local board.
 	wake, err := e.wakeUps(dir, benv(dirs[1]), benv(dirs[2]), wakes)
 	if err != nil {
@@ -143,6 +162,10 @@ func postgresBoard(e *env) (Row, error) {
 		ms(percentile(pgT, 0.5)), ms(percentile(pgT, 0.99)), ms(percentile(locT, 0.5)), ms(percentile(locT, 0.99)),
 		percentile(pgT, 0.5).Seconds()/percentile(locT, 0.5).Seconds(), percentile(pgT, 0.99).Seconds()/percentile(locT, 0.99).Seconds(),
 		ms(percentile(wake, 0.5)), ms(percentile(wake, 0.99)), ms(percentile(lwake, 0.5)), ms(percentile(lwake, 0.99)))
+	row.Figure += fmt.Sprintf(". floors: a round trip to the daemon p50 %s, p99 %s", ms(percentile(trips, 0.5)), ms(percentile(trips, 0.99)))
+	if len(goT) > 0 {
+		row.Figure += fmt.Sprintf("; an empty Go process p50 %s, p99 %s", ms(percentile(goT, 0.5)), ms(percentile(goT, 0.99)))
+	}
 	row.Result = passIf(ratio <= 3 && rate >= 20*grate && claims == n && lclaims == n && gclaims == n && percentile(wake, 0.99) <= 50*time.Millisecond)
 	return row, nil
 }
@@ -217,6 +240,53 @@ func (e *env) gitSharedDrain(dir string, clones, agents, n int) (int, time.Durat
 	t0 := time.Now()
 	claims, err := e.drainAgents(dirs, agents, env)
 	return claims, time.Since(t0), err
+}
+
+// daemonRoundTrips times n requests to the pickup-postgres daemon for url
+// (its socket in run), each a state of the rows changed since a horizon no
+// transaction has reached: the answer holds the heartbeats alone. It is
+// the floor of a command's round trip, without the command.
+func daemonRoundTrips(run, url string, n int) ([]time.Duration, error) {
+	c, err := net.Dial("unix", pgboard.SocketPath(run, url))
+	if err != nil {
+		return nil, fmt.Errorf("dial the daemon: %w", err)
+	}
+	defer c.Close()
+	in := bufio.NewReader(c)
+	call := func(req pgboard.Request) error {
+		data, err := json.Marshal(req)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Write(append(data, '\n')); err != nil {
+			return err
+		}
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return err
+		}
+		var res pgboard.Response
+		if err := json.Unmarshal(line, &res); err != nil {
+			return err
+		}
+		if res.Kind != "" {
+			return fmt.Errorf("daemon: %s", res.Err)
+		}
+		return nil
+	}
+	if err := call(pgboard.Request{Op: "open", URL: url}); err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for range n {
+		t0 := time.Now()
+		if err := call(pgboard.Request{Op: "state", Since: math.MaxInt64, Bodies: true}); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // drainAgentsEnv is drainAgents with one environment per board (the board
