@@ -25,7 +25,13 @@
 // if its file is still where the last view of the database put it; one
 // that a local transition has moved since is left to that transition's
 // arbiter. The view (which version of each row this directory shows) is
-// kept in .pickup/pg-view under a flock.
+// kept in .pickup/pg-view under a flock. Refresh reads only the rows
+// written since its last read, not every row at every command: each row
+// names the transaction that last wrote it (pickup_sessions.txid, set by
+// a trigger), and the view keeps the horizon of the last read, the oldest
+// transaction then running (txid_snapshot_xmin); every transaction before
+// it had committed or was gone, so a transaction that took its version
+// before a read and committed after it is read the next time.
 //
 // # Why a helper process
 //
