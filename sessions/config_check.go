@@ -54,7 +54,7 @@ func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 // settingNames are the settings config.yaml may hold, in the order the
 // documentation gives them.
 func settingNames() []string {
-	return []string{"stale", "commit", "keep_on_session_end", "auto_next", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age", "network_timeout"}
+	return []string{"stale", "commit", "keep_on_session_end", "auto_next", "max_attempts", "shared", "shared_branch", "shared_fetch", "lineup_age", "network_timeout", "history", "history_every"}
 }
 
 // ConfigLine returns the line of config.yaml that sets name, or 0 if none
@@ -187,6 +187,25 @@ func applySetting(c *Config, name string, v any) string {
 			return msg
 		}
 		c.SharedFetch = d
+	case "history":
+		str, ok := v.(string)
+		if b, isBool := v.(bool); isBool && !b {
+			str, ok = "off", true // history: off reads as false in YAML
+		}
+		if !ok || str == "" || strings.ContainsAny(str, " \t:~^?*[\\") || strings.HasPrefix(str, "-") {
+			return fmt.Sprintf("history: %s is not a git remote name: write history: origin (the remote whose board branch gets a PostgreSQL board's history) or history: off", describeValue(v))
+		}
+		c.History = str
+	case "history_every":
+		str, _ := v.(string)
+		d, err := time.ParseDuration(str)
+		if err != nil || d <= 0 {
+			return fmt.Sprintf("history_every: %s is not a positive duration: write history_every: 60s (the least time between two pushes of a PostgreSQL board's history)", describeValue(v))
+		}
+		if msg := outOfRange("history_every", str, d, historyEveryRange, "the least time between two pushes of a PostgreSQL board's history"); msg != "" {
+			return msg
+		}
+		c.HistoryEvery = d
 	case "network_timeout":
 		str, _ := v.(string)
 		d, err := time.ParseDuration(str)
@@ -251,11 +270,14 @@ type durationRange struct{ min, max time.Duration }
 //     anyone waiting for them);
 //   - lineup_age: up to 24h (sessions copied into todo/ by hand are seen
 //     at most this late);
-//   - shared_fetch: from 100ms (more often hammers the remote) to 24h.
+//   - shared_fetch: from 100ms (more often hammers the remote) to 24h;
+//   - history_every: from 1s (tests and demos; a hosted remote wants a
+//     minute or more) to 24h.
 var (
-	staleRange       = durationRange{time.Second, 720 * time.Hour}
-	lineupAgeRange   = durationRange{0, 24 * time.Hour}
-	sharedFetchRange = durationRange{100 * time.Millisecond, 24 * time.Hour}
+	historyEveryRange = durationRange{time.Second, 24 * time.Hour}
+	staleRange        = durationRange{time.Second, 720 * time.Hour}
+	lineupAgeRange    = durationRange{0, 24 * time.Hour}
+	sharedFetchRange  = durationRange{100 * time.Millisecond, 24 * time.Hour}
 )
 
 // outOfRange says what is wrong with setting name = d (written as given)

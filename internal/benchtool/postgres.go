@@ -35,8 +35,8 @@ func postgresBoard(e *env) (Row, error) {
 	if e.drainN < 400 {
 		n, wakes = 40, 10 // -quick
 	}
-	row := Row{What: fmt.Sprintf("PostgreSQL board (server and boards fsync on): %d boards × %d agents drain %d vs the same drain on one local board and on %d clones of a git-shared board; one `pickup next` (p50, p99 of %d) vs local next; next --wait wake-up after a new on another board, until the waiter exits with its claim (p50, p99 of %d) vs the same on one local board", boards, agents, n, boards, single, wakes),
-		Target: "drain ≤ 3× local, claims/s ≥ 20× git-shared; wake-up p50, p99 ≤ 50 ms"}
+	row := Row{What: fmt.Sprintf("PostgreSQL board (server and boards fsync on): %d boards × %d agents drain %d vs the same drain on one local board and on %d clones of a git-shared board; one `pickup next` (p50, p99 of %d) vs local next; next --wait wake-up after a new on another board, until the waiter exits with its claim (p50, p99 of %d) vs the same on one local board; the history's pushes to git during the drain", boards, agents, n, boards, single, wakes),
+		Target: "drain ≤ 3× local, claims/s ≥ 20× git-shared; wake-up p50, p99 ≤ 50 ms; history pushes ≤ one per interval"}
 	dir := e.dir("postgres")
 	defer e.remove(dir)
 	srv, err := privatepg.Start(filepath.Join(dir, "pg"), privatepg.Options{})
@@ -50,10 +50,22 @@ func postgresBoard(e *env) (Row, error) {
 	}
 	defer os.RemoveAll(run) // the daemons see their sockets go and exit
 	env := append(withoutPickupVars(), "PICKUP_PG_RUNDIR="+run)
+	// Each board in a clone of one git remote: its history goes there
+	// (pghistory.go).
+	hist, err := newHistoryRemote(dir)
+	if err != nil {
+		return row, err
+	}
 	var dirs []string
 	for i := range boards {
-		d := filepath.Join(dir, fmt.Sprintf("b%d", i))
+		d, err := hist.clone(filepath.Join(dir, fmt.Sprintf("b%d", i)))
+		if err != nil {
+			return row, err
+		}
 		if _, err := e.pickupIn(dir, env, "--dir", d, "init", "--shared", srv.URL("postgres")); err != nil {
+			return row, err
+		}
+		if err := useInterval(d); err != nil {
 			return row, err
 		}
 		dirs = append(dirs, d)
@@ -111,36 +123,57 @@ func postgresBoard(e *env) (Row, error) {
 		return row, err
 	}
 	// The drain: sessions made from every board, then 16 agents.
-	var wg sync.WaitGroup
-	errs := make([]error, boards)
-	for i, d := range dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := i; k < n; k += boards {
-				if _, err := e.pickupIn(dir, benv(d), "new", "--title", fmt.Sprintf("task %d", k)); err != nil {
-					errs[i] = err
-					return
+	drain := func(round string) (int, time.Time, time.Duration, error) {
+		var wg sync.WaitGroup
+		errs := make([]error, boards)
+		for i, d := range dirs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := i; k < n; k += boards {
+					if _, err := e.pickupIn(dir, benv(d), "new", "--title", fmt.Sprintf("%s task %d", round, k)); err != nil {
+						errs[i] = err
+						return
+					}
 				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return row, err
+			}()
 		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return 0, time.Time{}, 0, err
+			}
+		}
+		penvs := make([][]string, boards)
+		for i, d := range dirs {
+			penvs[i] = benv(d)
+		}
+		t0 := time.Now()
+		claims, err := e.drainAgentsEnv(dir, penvs, agents)
+		return claims, t0, time.Since(t0), err
 	}
-	penvs := make([][]string, boards)
-	for i, d := range dirs {
-		penvs[i] = benv(d)
+	// Without the history first (history: off), then as init made the
+	// boards: their history to the clones' remote (pghistory.go).
+	if err := setHistory(dirs, "off"); err != nil {
+		return row, err
 	}
-	t0 := time.Now()
-	claims, err := e.drainAgentsEnv(dir, penvs, agents)
-	wall := time.Since(t0)
+	offClaims, _, offWall, err := drain("off")
 	if err != nil {
 		return row, err
 	}
+	if err := setHistory(dirs, "origin"); err != nil {
+		return row, err
+	}
+	claims, t0, wall, err := drain("on")
+	if err != nil {
+		return row, err
+	}
+	histLine, histOK := historyFigure(hist.pushesBetween(t0, t0.Add(wall)), wall)
+	if _, err := e.pickupIn(dir, benv(dirs[0]), "sync"); err != nil {
+		return row, err
+	}
+	histLine += fmt.Sprintf("; after a final sync the branch lists %d transitions; the same drain with history: off %.1f s = %.0f claims/s (with/without %.2f×)",
+		hist.transitions(), offWall.Seconds(), float64(offClaims)/offWall.Seconds(), wall.Seconds()/offWall.Seconds())
 	floorDir := filepath.Join(dir, "local")
 	if err := seedBoard(e, floorDir, n); err != nil {
 		return row, err
@@ -162,11 +195,12 @@ func postgresBoard(e *env) (Row, error) {
 		ms(percentile(pgT, 0.5)), ms(percentile(pgT, 0.99)), ms(percentile(locT, 0.5)), ms(percentile(locT, 0.99)),
 		percentile(pgT, 0.5).Seconds()/percentile(locT, 0.5).Seconds(), percentile(pgT, 0.99).Seconds()/percentile(locT, 0.99).Seconds(),
 		ms(percentile(wake, 0.5)), ms(percentile(wake, 0.99)), ms(percentile(lwake, 0.5)), ms(percentile(lwake, 0.99)))
+	row.Figure += ". " + histLine
 	row.Figure += fmt.Sprintf(". floors: a round trip to the daemon p50 %s, p99 %s", ms(percentile(trips, 0.5)), ms(percentile(trips, 0.99)))
 	if len(goT) > 0 {
 		row.Figure += fmt.Sprintf("; an empty Go process p50 %s, p99 %s", ms(percentile(goT, 0.5)), ms(percentile(goT, 0.99)))
 	}
-	row.Result = passIf(ratio <= 3 && rate >= 20*grate && claims == n && lclaims == n && gclaims == n && percentile(wake, 0.99) <= 50*time.Millisecond)
+	row.Result = passIf(ratio <= 3 && rate >= 20*grate && claims == n && lclaims == n && gclaims == n && percentile(wake, 0.99) <= 50*time.Millisecond && histOK)
 	return row, nil
 }
 
@@ -280,7 +314,7 @@ func daemonRoundTrips(run, url string, n int) ([]time.Duration, error) {
 	var out []time.Duration
 	for range n {
 		t0 := time.Now()
-		if err := call(pgboard.Request{Op: "state", Since: math.MaxInt64, Bodies: true}); err != nil {
+		if err := call(pgboard.Request{Op: "state", Horizon: math.MaxInt64, Bodies: true}); err != nil {
 			return nil, err
 		}
 		out = append(out, time.Since(t0))

@@ -28,6 +28,7 @@ import (
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/boardview"
 	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
@@ -51,6 +52,15 @@ type Feed struct {
 	// peerHosts: the machine of each owner of another clone, from its
 	// last heartbeat (refreshPeerHosts, under mu).
 	peerHosts map[string]string
+
+	// A board that PostgreSQL arbitrates (pg.go): PG is nil until the
+	// database answered once; pgURL is config.yaml's shared:, dbErr why
+	// the database did not answer last (under mu), pgBeats the owners'
+	// heartbeats in it (under mu).
+	PG      *pgboard.Board
+	pgURL   string
+	dbErr   string
+	pgBeats map[string]pgboard.Beat
 }
 
 // refreshPeerHosts reads, after a fetch, which machine each owner of
@@ -103,7 +113,9 @@ func Open(ctx context.Context, dir string) (*Feed, error) {
 	f.leases = &claim.Leases{Board: b, Proc: pe, Now: f.now}
 	f.locks = claim.BoardLocks(b)
 	f.locks.Proc = pe
-	if cfg.Shared != "" {
+	if pgboard.IsURL(cfg.Shared) {
+		f.openPG(ctx, cfg.Shared)
+	} else if cfg.Shared != "" {
 		sb, err := shared.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
 		if err != nil {
 			return nil, fmt.Errorf("open shared board (shared: %s in config.yaml): %w", cfg.Shared, err)
@@ -121,7 +133,7 @@ func (f *Feed) leasesDir() string { return filepath.Join(f.B.RuntimeDir(), "leas
 
 // Snapshot reads the whole board.
 func (f *Feed) Snapshot() (boardview.Snapshot, error) {
-	snap := boardview.Snapshot{At: f.now(), Dir: f.B.Dir, Shared: f.Remote, Stale: f.stale}
+	snap := boardview.Snapshot{At: f.now(), Dir: f.B.Dir, Shared: f.Remote, Stale: f.stale, DBErr: f.dbError()}
 	list, err := f.B.List(sessions.Todo, sessions.Doing)
 	if err != nil {
 		return snap, err
@@ -249,6 +261,9 @@ func (f *Feed) judge(owner string) (boardview.Owner, bool) {
 	} else if !lease.Created.IsZero() && f.Shared != nil {
 		o.Elsewhere = true // a lease this clone keeps for an owner of another clone
 		o.Host = f.peerHost(owner)
+	} else if !lease.Created.IsZero() && f.pgURL != "" {
+		o.Elsewhere = true // a lease this board keeps for an owner of another machine
+		o.Host = f.pgHost(owner)
 	}
 	if lease.Created.IsZero() {
 		if list, err := f.B.ListOwner(owner); err != nil || len(list) == 0 {

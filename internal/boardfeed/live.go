@@ -53,6 +53,9 @@ func (f *Feed) Run(ctx context.Context, send func([]boardview.Event)) {
 	if f.Shared != nil {
 		go l.fetch()
 	}
+	if f.pgURL != "" {
+		go l.followPG()
+	}
 	// What the snapshot judged alive is awaited from now on.
 	if owners, err := f.ownerNames(); err == nil {
 		for _, n := range owners {

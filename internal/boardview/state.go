@@ -53,6 +53,9 @@ type Snapshot struct {
 	History  []sessions.Event // the event log, oldest first
 	Stale    time.Duration    // the stale period owners are judged with
 	Watching bool             // the watcher runs
+	// DBErr: the database of a PostgreSQL board did not answer when the
+	// snapshot was read (it shows the board directory's last view).
+	DBErr string
 }
 
 // State is what the board shows: a snapshot with the events since folded
@@ -73,7 +76,11 @@ type State struct {
 	// WatchErr says why the watcher stopped; FetchErr why the last fetch
 	// of a shared board failed. Either means the view may be stale.
 	WatchErr, FetchErr string
-	watching           bool
+	// DBErr says why the database of a PostgreSQL board does not answer,
+	// since DBDown: the board shows its last view of it.
+	DBErr    string
+	DBDown   time.Time
+	watching bool
 
 	waiting []*Item // todo in next order; nil when it must be rebuilt
 	counts  map[sessions.State]int
@@ -96,6 +103,9 @@ func (s *State) reset(snap Snapshot) {
 	*s = State{Dir: snap.Dir, Shared: snap.Shared, Stale: snap.Stale, Updated: snap.At, watching: snap.Watching,
 		items: make(map[string]*Item, len(snap.Items)), owners: map[string]*Owner{}, locks: snap.Locks,
 		counts: map[sessions.State]int{}}
+	if snap.DBErr != "" {
+		s.DBErr, s.DBDown = snap.DBErr, snap.At
+	}
 	for _, it := range snap.Items {
 		s.put(it)
 	}
@@ -188,10 +198,13 @@ type WaitsFound struct {
 }
 
 // FeedStatus: the watcher stopped (WatchErr), a shared board's fetch
-// failed (FetchErr) or succeeded (Fetched, which clears FetchErr).
+// failed (FetchErr), the database of a PostgreSQL board did not answer
+// (DBErr), or the board was brought in line with its remote or database
+// (Fetched, which clears FetchErr and DBErr).
 type FeedStatus struct {
 	At                 time.Time
 	WatchErr, FetchErr string
+	DBErr              string
 	Fetched            time.Time
 }
 
@@ -255,8 +268,14 @@ func (e FeedStatus) apply(s *State) {
 	if e.FetchErr != "" {
 		s.FetchErr = e.FetchErr
 	}
+	if e.DBErr != "" {
+		if s.DBErr == "" {
+			s.DBDown = e.At
+		}
+		s.DBErr = e.DBErr
+	}
 	if !e.Fetched.IsZero() {
-		s.FetchErr = ""
+		s.FetchErr, s.DBErr, s.DBDown = "", "", time.Time{}
 		s.seen(e.Fetched)
 	}
 }

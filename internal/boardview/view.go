@@ -317,6 +317,9 @@ func staleWhy(s *State) string {
 	if s.FetchErr != "" {
 		why = append(why, "fetch failing: "+Clean(s.FetchErr))
 	}
+	if s.DBErr != "" {
+		why = append(why, "database unreachable since "+s.DBDown.Format("15:04:05")+", showing the last view: "+Clean(s.DBErr))
+	}
 	return strings.Join(why, "; ")
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -132,3 +133,32 @@ func TestDetailAndHelpGolden(t *testing.T) {
 func sizeName(w, h int) string { return fmt.Sprintf("%dx%d", w, h) }
 
 func displayWidth(s string) int { return ansi.StringWidth(s) }
+
+// TestViewDatabaseUnreachableGolden: a PostgreSQL board whose database
+// stopped answering says so on its status line, since when, and keeps
+// the last view; a good read clears it.
+func TestViewDatabaseUnreachableGolden(t *testing.T) {
+	snap := fixture()
+	snap.Shared = "postgres://pickup@db.example.com/work"
+	s := New(snap)
+	s.Apply(FeedStatus{At: ago(90 * time.Second), DBErr: "failed to connect to `user=pickup database=work`: dial tcp 10.0.0.5:5432: connect: connection refused\x1b]2;pwned\x07"},
+		FeedStatus{At: ago(30 * time.Second), DBErr: "dial tcp 10.0.0.5:5432: connect: connection refused"})
+	got := Render(s, &UI{}, Options{Width: 120, Height: 30, Now: now})
+	checkSafe(t, got)
+	golden(t, "board-pg-unreachable-120x30.golden", got+"\n")
+	s.Apply(FeedStatus{At: now, Fetched: now})
+	if why := staleWhy(s); why != "" {
+		t.Errorf("after the database answered: stale warning %q", why)
+	}
+}
+
+// TestSnapshotDatabaseUnreachable: a board started while its database
+// does not answer says so from its first screen.
+func TestSnapshotDatabaseUnreachable(t *testing.T) {
+	snap := fixture()
+	snap.Watching, snap.DBErr = true, "connection refused"
+	s := New(snap)
+	if why := staleWhy(s); !strings.Contains(why, "database unreachable since "+snap.At.Format("15:04:05")) {
+		t.Errorf("stale warning %q", why)
+	}
+}

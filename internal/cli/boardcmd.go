@@ -26,8 +26,8 @@ func (r *run) boardCommand() *ucli.Command {
 			"heartbeat, the sessions it holds and for how long; the dead first), todo in the order\n" +
 			"next takes it with what each waits on, the sessions set aside in failed/, the held\n" +
 			"locks, and the board's history with the sessions done per five minutes. It follows the\n" +
-			"board as it moves (the watcher; a shared board's remote every shared_fetch) and does\n" +
-			"nothing while nothing changes. Keys: arrows select, enter opens a session, o t s\n" +
+			"board as it moves (the watcher; a shared board's remote every shared_fetch; a PostgreSQL\n" +
+			"board's database at every transition on any machine) and does nothing while nothing changes. Keys: arrows select, enter opens a session, o t s\n" +
 			"filter by owner, tag, state, ? help, q quits. --once prints one snapshot as plain text.\n\n" +
 			"The board is a program of its own, pickup-board, found beside pickup or on $PATH:\n   " +
 			boardInstall + "\n\n" +

@@ -58,6 +58,7 @@ func commandTable() []commandSpec {
 		{[]string{"demo"}, (*run).demoCommand},
 		{[]string{"hook"}, (*run).hookCommand},
 		{[]string{"shared-beat"}, (*run).sharedBeatCommand},
+		{[]string{"pg-history"}, (*run).pgHistoryCommand},
 	}
 }
 

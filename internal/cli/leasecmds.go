@@ -188,7 +188,12 @@ type ownerStatus struct {
 	PID       int              `json:"pid,omitempty"`
 	Host      string           `json:"host,omitempty"`
 	Holders   []proc.Process   `json:"holders,omitempty"`
-	Sessions  []string         `json:"sessions"`
+	// Elsewhere: an owner of another machine of a PostgreSQL board (Host
+	// is then its heartbeat's machine), its last heartbeat in the
+	// database DBHeartbeat ago (pgstatus.go).
+	Elsewhere   bool     `json:"elsewhere,omitempty"`
+	DBHeartbeat string   `json:"db_heartbeat_age,omitempty"`
+	Sessions    []string `json:"sessions"`
 }
 
 func (r *run) statusCommand() *ucli.Command {
@@ -245,6 +250,7 @@ func (r *run) statusCommand() *ucli.Command {
 				if len(list) == 0 && lease.Created.IsZero() {
 					continue // an empty directory left behind
 				}
+				r.pgOwner(&st)
 				out = append(out, st)
 			}
 			if r.json {
@@ -266,10 +272,12 @@ func (r *run) statusCommand() *ucli.Command {
 					}
 					r.printf("  processes: %s\n", sanitize(strings.Join(names, ", ")))
 				}
+				r.printPGOwner(st)
 				for _, id := range st.Sessions {
 					r.printf("  %s\n", id)
 				}
 			}
+			r.printHistoryStatus(b) // a PostgreSQL board's history in git (pghistory.go)
 			return r.printSetAside(b, false)
 		},
 	}

@@ -41,9 +41,12 @@ type pgArbiter struct{ pg *pgboard.Board }
 
 // open starts the helper, connects and makes the database b's arbiter.
 func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error) {
-	pg, err := pgboard.Open(ctx, b, cfg.Shared)
+	pg, err := pgboard.OpenWith(ctx, b, cfg.Shared, pgOptions(&cfg, b.Dir)) // pghistory.go
 	if err != nil {
 		return nil, err
+	}
+	if m.hostname != nil {
+		pg.Host, _ = m.hostname() // named with its heartbeats
 	}
 	return &pgArbiter{pg: pg}, nil
 }
@@ -57,9 +60,11 @@ func (pgKind) beatDue(string, string, time.Duration, time.Time) bool { return fa
 
 func (pgKind) viewsFresh() bool { return true }
 
-// findings: the database keeps the board's truth; doctor looks at the
-// board directory as on any board.
-func (pgKind) findings(*run, *sessions.Board, sessions.Config) []sessions.Finding { return nil }
+// findings: the helper installed and the database answering (pgdoctor.go);
+// doctor looks at the board directory as on any board.
+func (pgKind) findings(r *run, b *sessions.Board, cfg sessions.Config) []sessions.Finding {
+	return r.pgFindings(b, cfg)
+}
 
 func (pgKind) repair(*run, *sessions.Board, sessions.Config) error {
 	return usageError("--repair is for a board shared through a git remote; PostgreSQL keeps its own history")
@@ -95,10 +100,14 @@ func (a *pgArbiter) sync(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
+	history, line := r.syncHistory(pg) // pghistory.go
 	if r.json {
-		return r.printJSON(map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true})
+		return r.printJSON(map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true, "history": history})
 	}
 	r.printf("postgres board: in line with %s (%d sessions, %d imported)\n", pg.URL, total, imported)
+	if line != "" {
+		r.printf("%s\n", sanitize(line))
+	}
 	return nil
 }
 
@@ -191,12 +200,16 @@ func (pgKind) initBoard(r *run, _ *ucli.Context, url string) error {
 	if err != nil {
 		return err
 	}
+	historyLine, err := r.initHistory(b) // pghistory.go
+	if err != nil {
+		return err
+	}
 	if hadPassword {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: the password in the URL was not written to config.yaml; give it to later commands in ~/.pgpass or $PGPASSWORD\n")
 	}
 	if r.json {
-		return r.printJSON(map[string]any{"dir": b.Dir, "database": redacted, "sessions": total, "imported": imported})
+		return r.printJSON(map[string]any{"dir": b.Dir, "database": redacted, "sessions": total, "imported": imported, "history": historyLine})
 	}
-	r.printf("postgres board ready at %s: %s (%d sessions, %d imported from this board)\n", b.Dir, redacted, total, imported)
+	r.printf("postgres board ready at %s: %s (%d sessions, %d imported from this board)\n%s\n", b.Dir, redacted, total, imported, historyLine)
 	return nil
 }

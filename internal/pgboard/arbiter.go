@@ -81,7 +81,7 @@ func (s *Board) Arbiter(e sessions.Event) error {
 		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: fmt.Errorf("postgres board: read %s: %w", e.Dst, err)}
 	}
 	m := &Move{ID: e.ID, Op: e.Op, FromState: fromState, FromOwner: fromOwner, ToState: toState, ToOwner: toOwner,
-		Owner: e.Owner, Reason: e.Reason, Body: body, Tx: newTx()}
+		Owner: e.Owner, Host: s.Host, Reason: e.Reason, Body: body, Tx: newTx()}
 	res, err := s.call(e.Op+" "+e.ID, Request{Op: "move", Move: m})
 	if err != nil {
 		if uerr := s.undo(e); uerr != nil {

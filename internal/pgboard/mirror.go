@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -242,7 +243,12 @@ func (s *Board) placeRowIn(v *view, r Row, from string, onlyFrom bool) (placed b
 		// must not stamp itself fresh without it (sessions.Board.PeekFresh).
 		defer s.B.MarkChanged(sessions.Todo)
 	}
-	moved := false
+	moved, wrote := false, false
+	defer func() {
+		if moved || wrote {
+			s.logMirrored(r, from, moved)
+		}
+	}()
 	if from != "" && from != want && exists(from) {
 		err := fsx.RenameNoReplace(from, want)
 		switch {
@@ -259,9 +265,11 @@ func (s *Board) placeRowIn(v *view, r Row, from string, onlyFrom bool) (placed b
 		}
 	}
 	if !moved && !exists(want) {
-		if err := fsx.WriteNew(want, r.Body, 0o644, !s.B.NoSync); err != nil && !errors.Is(err, fs.ErrExist) {
+		err := fsx.WriteNew(want, r.Body, 0o644, !s.B.NoSync)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return false, fmt.Errorf("postgres board: write %s: %w", want, err)
 		}
+		wrote = err == nil
 	}
 	if r.Body != nil {
 		if old, err := fsx.ReadRegular(want); err == nil && !bytes.Equal(old, r.Body) {
@@ -321,15 +329,19 @@ func (s *Board) refresh(first bool) (bool, error) {
 		res = *opened // read a moment ago, when the board was opened
 	} else {
 		var err error
-		if res, err = s.call("read the board", s.stateRequest("state", first)); err != nil {
+		if res, err = s.call("read the board", s.stateRequest(s.readRequest("state", first))); err != nil {
 			return false, err
 		}
+		s.sawHistoryDue(res)
 	}
 	unlock, err := s.lock()
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
+	s.mu.Lock()
+	s.beats = res.Beats
+	s.mu.Unlock()
 	s.seeBeats(res.Beats)
 	view := s.loadView()
 	// The new horizon: the state's, held back to the oldest row that
@@ -425,18 +437,18 @@ func (s *Board) refresh(first bool) (bool, error) {
 	return changed, nil
 }
 
-// stateRequest asks for the sessions written since this board's last
+// readRequest asks for the sessions written since this board's last
 // Refresh, with their content (op "state", or "open" with the state); a
 // board that joins (first) reads every session. The horizon is read
 // without the lock: one older than the view has when the answer is
 // applied only makes the answer longer.
-func (s *Board) stateRequest(op string, first bool) Request {
+func (s *Board) readRequest(op string, first bool) Request {
 	req := Request{Op: op, Bodies: true}
 	if op == "open" {
 		req.URL, req.State = s.url, true
 	}
 	if !first {
-		req.Since = s.viewThrough()
+		req.Horizon = s.viewThrough()
 	}
 	return req
 }
@@ -481,7 +493,7 @@ func (s *Board) Beat(owner string) error {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return err
 	}
-	_, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner})
+	_, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host})
 	return err
 }
 
@@ -523,4 +535,24 @@ func (s *Board) seeBeats(beats []Beat) {
 			_ = os.Rename(tmp, path)
 		}
 	}
+}
+
+// logMirrored appends to this board's event log the transition that put
+// session r where the database has it, made on another board (or by the
+// database's answer to a transition lost here): the history here then
+// ends where the session is (pickup doctor checks that), and pickup log
+// and pickup board show what other machines did. Its time is when this
+// board saw it; the database's pickup_events has the exact one.
+func (s *Board) logMirrored(r Row, from string, moved bool) {
+	src := ""
+	if moved {
+		src = from
+	}
+	op := r.LastOp
+	if op == "" || op == "import" {
+		op = "sync"
+	}
+	e := sessions.Event{Time: time.Now(), ID: r.ID, Op: op, Owner: r.LastBy,
+		Reason: "made on another board", Src: src, Dst: s.rowPath(r)}
+	_ = s.B.AppendEvent(e) // the move stands whatever became of its line
 }

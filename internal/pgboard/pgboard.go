@@ -31,7 +31,11 @@
 // a trigger), and the view keeps the horizon of the last read, the oldest
 // transaction then running (txid_snapshot_xmin); every transaction before
 // it had committed or was gone, so a transaction that took its version
-// before a read and committed after it is read the next time.
+// before a read and committed after it is read the next time. Each
+// session Refresh places gets its transition's line in this board's
+// events.log (the database's op and who), so that the history here ends
+// where the session is. A live view (pickup board) waits for any
+// transition with Waiter.WaitMoves and refreshes.
 //
 // # Why a helper process
 //
@@ -47,8 +51,8 @@
 //
 // The password is never written to config.yaml: libpq's PGPASSWORD,
 // ~/.pgpass and PG* variables supply it, as pgx reads them. Liveness of
-// owners on other hosts, named locks across machines and the git history
-// batches are not built yet.
+// owners on other hosts and named locks across machines are not built yet.
+// The history in git, in batches: history.go.
 package pgboard
 
 import (
@@ -138,12 +142,33 @@ func Redact(u string) (string, bool) {
 type Board struct {
 	B   *sessions.Board
 	URL string // without a password
+	// Host is this machine's name, recorded with the heartbeats that
+	// transitions and Beat make (os.Hostname's unless set).
+	Host string
 
 	url    string // as given
 	helper string
 	ch     *channel
 	mu     sync.Mutex
 	opened *Response // open's answer: the state, for the first Refresh
+	beats  []Beat    // the last Refresh's (Beats)
+	// historyEvery: the state reads ask whether a history push is due
+	// (history.go); historyDue: one said so, and took the turn.
+	historyEvery time.Duration
+	historyDue   bool
+	onHistoryDue func()
+}
+
+// Options are OpenWith's.
+type Options struct {
+	// HistoryEvery: this board's history goes to git (history.go), one
+	// push at most this often; 0 for a board without history here.
+	HistoryEvery time.Duration
+	// OnHistoryDue is called when a state read finds a history push due
+	// and takes the turn for this process: it starts the pusher. It is
+	// called at once, not at the end of the command, so that a process
+	// that runs for hours (work, next --wait) does not sit on the turn.
+	OnHistoryDue func()
 }
 
 // channel is one line-protocol conversation with pickup-postgres: the
@@ -160,12 +185,17 @@ type channel struct {
 }
 
 // FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
-// pickup-postgres next to this executable, else on PATH.
+// pickup-postgres next to this executable (links resolved: a pickup linked
+// into ~/bin finds the helper of its install, as release archives and npm
+// place it), else on PATH.
 func FindHelper() (string, error) {
 	if p := os.Getenv("PICKUP_POSTGRES_HELPER"); p != "" {
 		return p, nil
 	}
 	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
 		p := filepath.Join(filepath.Dir(exe), HelperName)
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
 			return p, nil
@@ -210,8 +240,14 @@ func dial(helper, url string) (*channel, error) {
 // schema if needed) and makes it b's arbiter. It sets b.Arbiter and
 // b.IDSuffix. Close stops the helper.
 func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
+	return OpenWith(ctx, b, url, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*Board, error) {
 	redacted, _ := Redact(url)
-	s := &Board{B: b, URL: redacted, url: url}
+	s := &Board{B: b, URL: redacted, url: url, historyEvery: o.HistoryEvery, onHistoryDue: o.OnHistoryDue}
+	s.Host, _ = os.Hostname()
 	var err error
 	if s.helper, err = FindHelper(); err != nil {
 		return nil, err
@@ -242,8 +278,9 @@ func (s *Board) connect() (Response, error) {
 			return Response{}, err
 		}
 		s.ch = ch
-		res, err := s.call("connect", s.stateRequest("open", false))
+		res, err := s.call("connect", s.stateRequest(s.readRequest("open", false)))
 		if err == nil {
+			s.sawHistoryDue(res)
 			return res, nil
 		}
 		helperGone := ch.sock != nil && ch.transportFailed()
@@ -251,6 +288,27 @@ func (s *Board) connect() (Response, error) {
 		if !helperGone || try == 1 {
 			return Response{}, err
 		}
+	}
+}
+
+// stateRequest asks a state read to say whether a history push is due.
+func (s *Board) stateRequest(req Request) Request {
+	if s.historyEvery > 0 {
+		req.HistoryEveryMS = max(s.historyEvery.Milliseconds(), 1)
+		req.Owner = Leader()
+	}
+	return req
+}
+
+func (s *Board) sawHistoryDue(res Response) {
+	if !res.HistoryDue {
+		return
+	}
+	s.mu.Lock()
+	s.historyDue = true
+	s.mu.Unlock()
+	if s.onHistoryDue != nil {
+		s.onHistoryDue()
 	}
 }
 

@@ -11,18 +11,25 @@ type Request struct {
 	// its id exists).
 	Op  string `json:"op"`
 	URL string `json:"url,omitempty"`
-	// Owner: whose heartbeat a "beat" records.
+	// Owner: whose heartbeat a "beat" records; Host the machine it
+	// comes from.
 	Owner string `json:"owner,omitempty"`
+	Host  string `json:"host,omitempty"`
 	// TimeoutMS: how long a "wait" (for a session arriving in todo on
 	// any board of the database: LISTEN/NOTIFY) may block.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
+	// Moves: the "wait" returns at any transition on any board (the
+	// database's version moved past Since), not only at an arrival in
+	// todo; the response's Version is the version it saw.
+	Moves bool  `json:"moves,omitempty"`
+	Since int64 `json:"since,omitempty"`
 	// State: an "open" answers with the "state" too (one round trip).
 	State bool `json:"state,omitempty"`
-	// Since: a "state" gives only the sessions written by transactions
-	// from this one on (the Through of an earlier state; 0: every
-	// session).
-	Since int64 `json:"since,omitempty"`
-	// Bodies: a "state" from Since gives each session's content too
+	// Horizon: a "state" gives only the sessions written by
+	// transactions from this one on (the Through of an earlier state; 0:
+	// every session).
+	Horizon int64 `json:"horizon,omitempty"`
+	// Bodies: a "state" from a Horizon gives each session's content too
 	// (a state read whole never does: "bodies" reads what it needs).
 	Bodies bool     `json:"bodies,omitempty"`
 	IDs    []string `json:"ids,omitempty"`
@@ -30,6 +37,46 @@ type Request struct {
 	Move *Move `json:"move,omitempty"`
 	// Sessions are the sessions of an "import".
 	Sessions []Row `json:"sessions,omitempty"`
+
+	// The history in git (history.go). HistoryEveryMS: an "open" or
+	// "state" also says whether a history push is due (HistoryDue), and
+	// if so takes the turn for this process (the pushes' interval runs
+	// from then). "history_begin" makes this connection the one pusher
+	// (Busy if another is); Force pushes even if the interval has not
+	// passed (pickup sync, or the process that took the turn).
+	// "history_batch" reads the events not yet pushed and the board as
+	// it is, in one snapshot; "history_mark" records that Seqs are on
+	// the branch (Pushed: by a push of this process, whose commit is
+	// Tip); "history_end" lets another pusher go; "history_info" says
+	// how the history stands.
+	HistoryEveryMS int64   `json:"history_every_ms,omitempty"`
+	Force          bool    `json:"force,omitempty"`
+	Seqs           []int64 `json:"seqs,omitempty"`
+	Tip            string  `json:"tip,omitempty"`
+	Pushed         bool    `json:"pushed,omitempty"`
+}
+
+// Event is one transition of pickup_events, for the history in git.
+type Event struct {
+	Seq    int64  `json:"seq"`
+	At     string `json:"at"` // RFC 3339, the server's clock
+	ID     string `json:"id"`
+	Op     string `json:"op"`
+	Src    string `json:"src,omitempty"`
+	Dst    string `json:"dst,omitempty"`
+	Owner  string `json:"owner,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// HistoryInfo is how a board's history in git stands.
+type HistoryInfo struct {
+	Pending   int64  `json:"pending"`              // events not yet pushed
+	AttemptAt string `json:"attempt_at,omitempty"` // the last push's start
+	PushedAt  string `json:"pushed_at,omitempty"`  // the last push that landed
+	PushedAgo int64  `json:"pushed_ago_ms,omitempty"`
+	Leader    string `json:"leader,omitempty"` // who made the last attempt
+	Tip       string `json:"tip,omitempty"`
+	Pushes    int64  `json:"pushes"`
 }
 
 // Move is one transition: the session ID goes from (FromState,
@@ -44,6 +91,7 @@ type Move struct {
 	ToState   string `json:"to_state"`
 	ToOwner   string `json:"to_owner,omitempty"`
 	Owner     string `json:"owner,omitempty"` // who made it
+	Host      string `json:"host,omitempty"`  // the machine it was made on
 	Reason    string `json:"reason,omitempty"`
 	Body      []byte `json:"body"`
 	Tx        string `json:"tx"`
@@ -94,11 +142,19 @@ type Response struct {
 	Count int    `json:"count,omitempty"` // import: how many were new
 	// Through: a state's horizon: every transaction before it was
 	// committed (or rolled back) when the state was read, so a later
-	// state from it on (Since) misses no change.
+	// state from it on (Horizon) misses no change.
 	Through int64 `json:"through,omitempty"`
 	// IDs: an import's sessions whose ids the database has for a
 	// different session.
 	IDs []string `json:"ids,omitempty"`
+	// Version: the database's version as a "wait" with Moves saw it.
+	Version int64 `json:"version,omitempty"`
+	// HistoryDue: a history push is due and this process took the turn.
+	HistoryDue bool `json:"history_due,omitempty"`
+	// Busy: another process is pushing the history.
+	Busy    bool         `json:"busy,omitempty"`
+	Events  []Event      `json:"events,omitempty"`
+	History *HistoryInfo `json:"history,omitempty"`
 	// ReadBack: a move's commit was not heard and its outcome was read
 	// back from the database.
 	ReadBack bool `json:"read_back,omitempty"`
@@ -108,6 +164,9 @@ type Response struct {
 // clock) and how long ago (judged there).
 type Beat struct {
 	Owner string `json:"owner"`
+	// Host is the machine the heartbeat came from ("" if not known: a
+	// pickup that did not say).
+	Host  string `json:"host,omitempty"`
 	At    string `json:"at"`
 	AgeMS int64  `json:"age_ms"`
 }

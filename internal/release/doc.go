@@ -15,5 +15,8 @@
 // the npm packages into a fresh prefix with no network (a network namespace
 // of its own where it can make one, else npm --offline with an empty cache
 // and a registry that refuses connections), and runs pickup from that
-// prefix's bin.
+// prefix's bin. Every binary must be static (no program interpreter), and
+// pickup as installed must find its PostgreSQL helper, pickup-postgres,
+// beside itself (it runs init --shared against a port that refuses and
+// wants the database's exit 8, not a missing helper).
 package release

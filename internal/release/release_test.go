@@ -8,6 +8,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"debug/elf"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -50,13 +51,17 @@ func need(t *testing.T, programs ...string) {
 	}
 }
 
-// shipped lists the binaries the release must hold: pickup, and
-// pickup-board once its main package exists (scripts/release's list).
+// shipped lists the binaries the release must hold: pickup, and beside it
+// pickup-board (the live board) and pickup-postgres (the PostgreSQL
+// board's helper), each once its main package exists (scripts/release's
+// list).
 func shipped(t *testing.T) []string {
 	t.Helper()
 	names := []string{"pickup"}
-	if _, err := os.Stat(filepath.Join(repoRoot(t), "internal", "cmd", "pickup-board")); err == nil {
-		names = append(names, "pickup-board")
+	for _, name := range []string{"pickup-board", "pickup-postgres"} {
+		if _, err := os.Stat(filepath.Join(repoRoot(t), "internal", "cmd", name)); err == nil {
+			names = append(names, name)
+		}
 	}
 	return names
 }
@@ -123,6 +128,10 @@ func TestRelease(t *testing.T) {
 			}
 		}
 		checkVersion(t, filepath.Join(extracted, "pickup"))
+		for _, name := range shipped(t) {
+			checkStatic(t, filepath.Join(extracted, name))
+		}
+		checkFindsHelper(t, filepath.Join(extracted, "pickup"))
 	})
 
 	t.Run("npm", func(t *testing.T) {
@@ -147,6 +156,7 @@ func TestRelease(t *testing.T) {
 			}
 		}
 		checkVersion(t, filepath.Join(prefix, "bin", "pickup"))
+		checkFindsHelper(t, filepath.Join(prefix, "bin", "pickup"))
 	})
 
 	t.Run("npm-registry", func(t *testing.T) {
@@ -193,6 +203,7 @@ func TestRelease(t *testing.T) {
 			t.Fatalf("%s starts %q: with --ignore-scripts it should be the sh launcher", onPath, head)
 		}
 		checkVersion(t, onPath)
+		checkFindsHelper(t, onPath)
 		checkExecs(t, onPath, filepath.Join(prefix, "lib", "node_modules", "@pickup-dev", "pickup-"+npmPlatform, "bin", "pickup"))
 	})
 }
@@ -430,4 +441,50 @@ func readTgzFile(t *testing.T, tgz, name string) []byte {
 		t.Fatalf("%s holds no %s", tgz, name)
 	}
 	return f.data
+}
+
+// checkStatic fails if exe (an ELF binary, on Linux) asks for a dynamic
+// loader: the release's binaries must run on any Linux, with no libc of a
+// given version (pickup-postgres links package net: CGO_ENABLED=0 keeps
+// its resolver pure Go).
+func checkStatic(t *testing.T, exe string) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatalf("%s: %v", exe, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("%s is dynamically linked (it has a program interpreter): build it with CGO_ENABLED=0", filepath.Base(exe))
+		}
+	}
+}
+
+// checkFindsHelper runs pickup on a PostgreSQL board with nothing on the
+// PATH but the system's: it must find pickup-postgres beside itself as
+// installed, and so fail on the database (which refuses: exit 8), not on a
+// missing helper. No server and no network are needed.
+func checkFindsHelper(t *testing.T, pickup string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(repoRoot(t), "internal", "cmd", "pickup-postgres")); err != nil {
+		return
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "postgres://pickup@" + l.Addr().String() + "/work?sslmode=disable&connect_timeout=5"
+	l.Close() // a port that refuses connections
+	home := t.TempDir()
+	cmd := exec.Command(pickup, "--dir", filepath.Join(home, "board"), "init", "--shared", url)
+	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "PICKUP_PG_DAEMON=0"}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 8 || strings.Contains(string(out), "not found") {
+		t.Errorf("%s init --shared on a database that refuses: %v, want exit 8 from the database (pickup-postgres found beside pickup)\n%s", pickup, err, out)
+	}
 }

@@ -46,17 +46,39 @@ var migrations = []string{
 		owner text PRIMARY KEY,
 		at timestamptz NOT NULL
 	);`,
-	// 3: the transaction that last wrote each session (txid), so that a
+	// 3: the machine each heartbeat came from (pickup status and board
+	// show owners of other machines with it). IF NOT EXISTS: safe in
+	// whatever place among other additions it lands.
+	`ALTER TABLE pickup_beats ADD COLUMN IF NOT EXISTS host text NOT NULL DEFAULT '';`,
+	// 4: the history in git. An event is pushed once a commit
+	// that lists it is on the git remote's board branch; pickup_history
+	// is the one row that spaces the pushes (attempt_at, on the server's
+	// clock) and says what the last one did.
+	`ALTER TABLE pickup_events ADD COLUMN pushed boolean NOT NULL DEFAULT false;
+	CREATE INDEX pickup_events_unpushed ON pickup_events (seq) WHERE NOT pushed;
+	CREATE TABLE pickup_history (
+		one boolean PRIMARY KEY DEFAULT true CHECK (one),
+		attempt_at timestamptz,
+		pushed_at timestamptz,
+		leader text NOT NULL DEFAULT '',
+		tip text NOT NULL DEFAULT '',
+		pushes bigint NOT NULL DEFAULT 0
+	);
+	INSERT INTO pickup_history DEFAULT VALUES;`,
+	// 5: the transaction that last wrote each session (txid), so that a
 	// board reads only the rows changed since its last read (state with
 	// Since) instead of every row at every command. A trigger sets it, so
-	// that every writer (an older pickup, a person in psql) is seen.
-	`ALTER TABLE pickup_sessions ADD COLUMN txid bigint NOT NULL DEFAULT 0;
-	CREATE INDEX pickup_sessions_txid ON pickup_sessions (txid);
-	CREATE FUNCTION pickup_sessions_txid() RETURNS trigger LANGUAGE plpgsql AS $$
+	// that every writer (an older pickup, a person in psql) is seen. IF NOT
+	// EXISTS and OR REPLACE: safe in whatever place among other additions
+	// it lands.
+	`ALTER TABLE pickup_sessions ADD COLUMN IF NOT EXISTS txid bigint NOT NULL DEFAULT 0;
+	CREATE INDEX IF NOT EXISTS pickup_sessions_txid ON pickup_sessions (txid);
+	CREATE OR REPLACE FUNCTION pickup_sessions_txid() RETURNS trigger LANGUAGE plpgsql AS $$
 	BEGIN
 		NEW.txid := txid_current();
 		RETURN NEW;
 	END $$;
+	DROP TRIGGER IF EXISTS pickup_sessions_txid ON pickup_sessions;
 	CREATE TRIGGER pickup_sessions_txid BEFORE INSERT OR UPDATE ON pickup_sessions
 		FOR EACH ROW EXECUTE FUNCTION pickup_sessions_txid();`,
 }

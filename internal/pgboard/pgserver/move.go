@@ -44,7 +44,8 @@ func (s *Server) move(ctx context.Context, m *pgboard.Move) pgboard.Response {
 // and one round trip: the compare-and-swap on the session's row ($1 id, $2
 // and $3 its new place, $4 its content, $5 whether it is a claim, $6 and
 // $7 where the transition found it), the event row ($8 op, $9 who, $10 the
-// transaction's name, $11 reason) and, for a session arriving in todo,
+// transaction's name, $11 reason), the owner's heartbeat ($14 the
+// machine it came from) and, for a session arriving in todo,
 // the NOTIFY that wakes next --wait everywhere (delivered at the commit).
 const moveSQL = `WITH m AS (
 	UPDATE pickup_sessions SET state = $2, owner = $3, body = $4,
@@ -57,8 +58,8 @@ const moveSQL = `WITH m AS (
 	INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
 	SELECT $10, $1, $8, $12, $13, $9, $11, version, fence FROM m
 ), b AS (
-	INSERT INTO pickup_beats (owner, at) SELECT $9, now() FROM m WHERE $9 <> '' AND $8 <> 'reap'
-	ON CONFLICT (owner) DO UPDATE SET at = now()
+	INSERT INTO pickup_beats (owner, at, host) SELECT $9, now(), $14 FROM m WHERE $9 <> '' AND $8 <> 'reap'
+	ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $14 = '' THEN pickup_beats.host ELSE $14 END
 ), n AS (
 	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo'
 )
@@ -75,8 +76,8 @@ const newSQL = `WITH m AS (
 	INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
 	SELECT $10, $1, $8, $12, $13, $9, $11, version, fence FROM m
 ), b AS (
-	INSERT INTO pickup_beats (owner, at) SELECT $9, now() FROM m WHERE $9 <> '' AND $8 <> 'reap'
-	ON CONFLICT (owner) DO UPDATE SET at = now()
+	INSERT INTO pickup_beats (owner, at, host) SELECT $9, now(), $14 FROM m WHERE $9 <> '' AND $8 <> 'reap'
+	ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $14 = '' THEN pickup_beats.host ELSE $14 END
 ), n AS (
 	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo' AND $6::text = '' AND $7::text = ''
 )
@@ -92,7 +93,7 @@ func (s *Server) moveOnce(ctx context.Context, m *pgboard.Move) (res pgboard.Res
 	}
 	var notified int64
 	err = s.conn.QueryRow(ctx, sql, m.ID, m.ToState, m.ToOwner, m.Body, m.ToState == "doing", m.FromState, m.FromOwner,
-		m.Op, m.Owner, m.Tx, m.Reason, place(m.FromState, m.FromOwner), place(m.ToState, m.ToOwner)).Scan(&row.Version, &row.Fence, &notified)
+		m.Op, m.Owner, m.Tx, m.Reason, place(m.FromState, m.FromOwner), place(m.ToState, m.ToOwner), m.Host).Scan(&row.Version, &row.Fence, &notified)
 	if errors.Is(err, pgx.ErrNoRows) {
 		cur, found, rerr := s.current(ctx, m.ID)
 		if rerr != nil {

@@ -1,0 +1,85 @@
+package boardfeed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/boardview"
+	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// TestDBErrText: the status line says the cause of a database that does
+// not answer first (the line may be cut), without pgx's preamble.
+func TestDBErrText(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{&pgboard.DatabaseError{URL: "postgres://x@h/db", Op: "read the board", Err: errors.New("failed to connect to `user=x database=db`: 10.0.0.5:5432 (h): dial error: dial tcp 10.0.0.5:5432: connect: connection refused")},
+			"dial tcp 10.0.0.5:5432: connect: connection refused"},
+		{&pgboard.DatabaseError{URL: "postgres://x@h/db", Op: "wait", Err: errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")},
+			"FATAL: terminating connection due to administrator command (SQLSTATE 57P01)"},
+		{errors.New("postgres board: pickup-postgres not found"), "postgres board: pickup-postgres not found"},
+	} {
+		if got := dbErrText(tt.err); got != tt.want {
+			t.Errorf("dbErrText(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestOpenPostgresBoardUnreachable: a PostgreSQL board whose database
+// cannot be reached (here: its helper cannot even start) opens all the
+// same, shows the board directory's last view, and says why; the live
+// board keeps saying it while it tries again.
+func TestOpenPostgresBoardUnreachable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "board")
+	b, err := sessions.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.NoSync = true
+	if _, err := b.Create(sessions.Meta{Title: "seen before"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.OpenFile(filepath.Join(dir, sessions.ConfigFile), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(cfg, "shared: postgres://pickup@127.0.0.1:1/work")
+	cfg.Close()
+	t.Setenv("PICKUP_POSTGRES_HELPER", filepath.Join(t.TempDir(), "no-such-helper"))
+	t.Setenv("PICKUP_PG_DAEMON", "0")
+	t.Setenv("PICKUP_PG_POLL", "50ms")
+
+	f, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.DBErr == "" || len(snap.Items) != 1 || snap.Shared != "postgres://pickup@127.0.0.1:1/work" {
+		t.Fatalf("snapshot: database error %q, %d sessions, shared %q; want the error, the one session, the URL", snap.DBErr, len(snap.Items), snap.Shared)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got events
+	done := make(chan struct{})
+	go func() { defer close(done); f.Run(ctx, got.add) }()
+	time.Sleep(300 * time.Millisecond) // several tries
+	cancel()
+	<-done
+	for _, e := range got.got {
+		if st, ok := e.(boardview.FeedStatus); ok && !st.Fetched.IsZero() {
+			t.Errorf("the feed said the database answered: %#v", st)
+		}
+	}
+}

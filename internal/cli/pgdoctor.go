@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// pgFindings is what pickup doctor checks on a PostgreSQL board (its
+// kind's findings): that the helper every command needs is installed
+// where pickup looks for it, and that the database answers (connecting,
+// and the schema this pickup knows). Either failing makes every command on
+// the board fail (exit 8): the finding says why and what to do. The board
+// directory itself is checked as on any board.
+func (r *run) pgFindings(b *sessions.Board, cfg sessions.Config) []sessions.Finding {
+	finding := func(msg string) []sessions.Finding {
+		return []sessions.Finding{{Kind: "postgres", Path: filepath.Join(b.Dir, sessions.ConfigFile), Message: msg}}
+	}
+	if _, err := pgboard.FindHelper(); err != nil {
+		return finding(fmt.Sprintf("this board's database (shared: %s) is reached through the helper %s, which is neither beside pickup nor on PATH: every command on this board fails; install it beside pickup: go install github.com/pickup-dev/pickup/internal/cmd/pickup-postgres@latest (the release archives and the npm package ship it beside pickup)",
+			cfg.Shared, pgboard.HelperName))
+	}
+	// Open sets the board's arbiter and id suffix: doctor keeps its own.
+	arbiter, suffix := b.Arbiter, b.IDSuffix
+	defer func() { b.Arbiter, b.IDSuffix = arbiter, suffix }()
+	pg, err := pgboard.Open(context.Background(), b, cfg.Shared)
+	if err != nil {
+		return finding(fmt.Sprintf("the database does not answer: %v; %s", err, hintOf(err)))
+	}
+	pg.Close()
+	return nil
+}
