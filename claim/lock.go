@@ -73,6 +73,12 @@ type LockInfo struct {
 	TTL         time.Duration `json:"ttl"`
 	// Token identifies one acquisition; Unlock needs it.
 	Token string `json:"token"`
+	// Run: the holder is a process that runs a command under the lock
+	// (`pickup lock run`, WithLockRun), which a newer one may supersede.
+	Run bool `json:"run,omitempty"`
+	// Superseded: a newer run on another machine asked this one to stop
+	// (an arbiter's lock only).
+	Superseded bool `json:"superseded,omitempty"`
 
 	State LockState     `json:"state"`
 	Age   time.Duration `json:"age"` // since AcquiredAt
@@ -193,6 +199,10 @@ type Locks struct {
 	spareMu sync.Mutex
 	spares  []*spare // private record files to reuse, open
 
+	// Arbiter, if set, holds every lock beyond this machine too (a
+	// PostgreSQL board's database); see LockArbiter.
+	Arbiter LockArbiter
+
 	// takeover, set by tests, runs between judging a record dead or stale
 	// and removing it, so that a test can act in that window as another
 	// taker could.
@@ -257,7 +267,16 @@ func (l *Locks) Acquire(ctx context.Context, key string, opts ...LockOption) (un
 	var once sync.Once
 	var uerr error
 	return func() error {
-		once.Do(func() { uerr = l.unlockHeld(key, info.Token, held) })
+		once.Do(func() {
+			var aerr error
+			if l.Arbiter != nil {
+				_, aerr = l.Arbiter.ReleaseLock(key, "", info.Token, true)
+			}
+			uerr = l.unlockHeld(key, info.Token, held)
+			if aerr != nil {
+				uerr = aerr // the arbiter's word decides
+			}
+		})
 		return uerr
 	}, nil
 }
@@ -286,7 +305,7 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 	if err := validateLockKey(key); err != nil {
 		return fail(err, nil)
 	}
-	rec := lockRecord{Key: key, Owner: o.owner, Token: newToken()}
+	rec := lockRecord{Key: key, Owner: o.owner, Token: newToken(), Run: o.run}
 	if o.process != nil {
 		rec.Process = *o.process
 	} else {
@@ -327,6 +346,22 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 		if err != nil {
 			return fail(err, nil)
 		}
+		if held && l.Arbiter != nil && info.Path != "" {
+			// A live holder here that the arbiter no longer names (it
+			// was taken over from another machine) holds nothing.
+			gone, err := l.leftover(key, info)
+			if err != nil {
+				return fail(err, nil)
+			}
+			if gone {
+				continue
+			}
+		}
+		if !held && l.Arbiter != nil {
+			if info, held, err = l.arbitrate(key, info, &tmp); err != nil {
+				return fail(err, nil)
+			}
+		}
 		if !held {
 			return info, tmp, nil
 		}
@@ -353,6 +388,10 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 // stale) and with ErrLockNotHeld if nobody holds it; it never removes
 // someone else's lock.
 func (l *Locks) Unlock(key, token string) error {
+	if l.Arbiter != nil {
+		_, err := l.releaseArbitrated(key, "", token, true)
+		return err
+	}
 	return l.remove("release", key, tokenHolder(token))
 }
 
@@ -363,6 +402,9 @@ func (l *Locks) Unlock(key, token string) error {
 // the holder is gone, never for an agent that wants the lock. Release
 // returns the record it removed.
 func (l *Locks) Release(key, owner string, force bool) (LockInfo, error) {
+	if l.Arbiter != nil {
+		return l.releaseArbitrated(key, owner, "", force)
+	}
 	var removed LockInfo
 	err := l.remove("release", key, func(i LockInfo) error {
 		removed = i
@@ -384,6 +426,17 @@ func (l *Locks) Heartbeat(key, owner string) error {
 	if err := validateLockKey(key); err != nil {
 		return &LockError{Op: "heartbeat", Key: key, Err: err}
 	}
+	if l.Arbiter != nil {
+		if err := l.Arbiter.HeartbeatLock(key, owner); err != nil {
+			var le *LockError
+			if errors.As(err, &le) && le.Holder != nil {
+				l.judgeArbitrated(le.Holder)
+			}
+			return err
+		}
+		_ = l.heartbeat(key, owner) // the record here, if this machine has it
+		return nil
+	}
 	return l.heartbeat(key, owner)
 }
 
@@ -393,6 +446,9 @@ func (l *Locks) Heartbeat(key, owner string) error {
 func (l *Locks) Check(key string) (info LockInfo, held bool, err error) {
 	if err := validateLockKey(key); err != nil {
 		return LockInfo{}, false, &LockError{Op: "check", Key: key, Err: err}
+	}
+	if l.Arbiter != nil {
+		return l.checkArbitrated(key)
 	}
 	name := lockFileName(key)
 	err = l.withGuard(name, func() error {

@@ -14,6 +14,13 @@ import (
 // List returns every lock record, sorted by key, each with its state. A
 // record that vanishes while being listed is skipped.
 func (l *Locks) List() ([]LockInfo, error) {
+	if l.Arbiter != nil {
+		return l.listArbitrated()
+	}
+	return l.listHere()
+}
+
+func (l *Locks) listHere() ([]LockInfo, error) {
 	entries, err := os.ReadDir(l.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -55,7 +62,14 @@ func (l *Locks) List() ([]LockInfo, error) {
 // decision for a person. Cleanup also deletes private files left by
 // crashes.
 func (l *Locks) Cleanup(staleAfter time.Duration) ([]LockInfo, error) {
-	infos, err := l.List()
+	if l.Arbiter != nil {
+		return l.cleanupArbitrated(staleAfter)
+	}
+	return l.cleanupHere(staleAfter)
+}
+
+func (l *Locks) cleanupHere(staleAfter time.Duration) ([]LockInfo, error) {
+	infos, err := l.listHere()
 	if err != nil {
 		return nil, err
 	}

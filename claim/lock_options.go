@@ -14,7 +14,12 @@ type lockOptions struct {
 	ttl, wait          time.Duration
 	minDelay, maxDelay time.Duration
 	process            *proc.Process
+	run                bool
 }
+
+// WithLockRun marks the holder as a process that runs a command under the
+// lock and may be superseded by a newer one (LockInfo.Run).
+func WithLockRun() LockOption { return func(o *lockOptions) { o.run = true } }
 
 // WithLockOwner names the holder (a valid owner name, see
 // sessions.ValidateOwner). The default is "pid-<pid>".

@@ -80,6 +80,7 @@ type lockRecord struct {
 	HeartbeatAt time.Time    `json:"heartbeat_at"`
 	TTL         string       `json:"ttl"` // a time.Duration string, "10m0s"
 	Token       string       `json:"token"`
+	Run         bool         `json:"run,omitempty"`
 }
 
 const (
@@ -301,7 +302,7 @@ func infoOf(rec lockRecord, path string) LockInfo {
 		ttl = DefaultLockTTL
 	}
 	return LockInfo{Key: rec.Key, Owner: rec.Owner, Process: rec.Process, AcquiredAt: rec.AcquiredAt,
-		HeartbeatAt: rec.HeartbeatAt, TTL: ttl, Token: rec.Token, State: LockAlive, Path: path}
+		HeartbeatAt: rec.HeartbeatAt, TTL: ttl, Token: rec.Token, Run: rec.Run, State: LockAlive, Path: path}
 }
 
 // judge sets a record's State and Age: dead if its holder ran on this host

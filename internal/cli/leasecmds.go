@@ -31,7 +31,7 @@ func (r *run) register(c *claim.Client) error {
 	if err == nil && r.shared.arbiter() != nil {
 		// In a detached process: the claim does not wait for a push of
 		// the heartbeat ref (a round trip) before its own.
-		r.spawnBeat(c.Board, c.Owner)
+		r.spawnClaimBeat(c.Board, c.Owner)
 	}
 	return err
 }

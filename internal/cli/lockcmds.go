@@ -100,6 +100,9 @@ func (r *run) locks() (*claim.Locks, string, error) {
 	}
 	l := claim.BoardLocks(b)
 	l.Proc = proc.Env{Hostname: r.env.Hostname}
+	if err := r.arbitrateLocks(b, l); err != nil {
+		return nil, "", err
+	}
 	return l, owner, nil
 }
 

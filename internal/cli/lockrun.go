@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -106,7 +107,7 @@ func (r *run) lockRun(c *ucli.Context) error {
 		case <-watching:
 		}
 	}()
-	lr := &lockRunner{r: r, locks: locks, key: key, owner: owner, self: self, ttl: ttl, wait: wait, grace: grace}
+	lr := &lockRunner{r: r, locks: locks, key: key, owner: owner, self: self, ttl: ttl, wait: wait, grace: grace, started: time.Now()}
 	info, err := lr.acquire(ctx, c.Bool("supersede"))
 	close(watching)
 	<-watched
@@ -131,6 +132,11 @@ type lockRunner struct {
 	self       proc.Process
 	ttl, wait  time.Duration
 	grace      time.Duration
+	// started: when this run began (a run on another machine that
+	// took the lock later is newer); stopping: it was superseded from
+	// another machine (see pglocks.go).
+	started  time.Time
+	stopping sync.Once
 }
 
 // acquire takes the lock. With supersede, a `pickup lock run` of the key
@@ -140,6 +146,9 @@ func (lr *lockRunner) acquire(ctx context.Context, supersede bool) (claim.LockIn
 	var onHeld func(context.Context, claim.LockInfo) (bool, error)
 	if supersede {
 		onHeld = func(ctx context.Context, h claim.LockInfo) (bool, error) {
+			if handled, again, err := lr.supersedeElsewhere(ctx, h); handled {
+				return again, err
+			}
 			if !lr.isLockRun(h) {
 				return false, nil
 			}
@@ -151,7 +160,7 @@ func (lr *lockRunner) acquire(ctx context.Context, supersede bool) (claim.LockIn
 		}
 	}
 	return takeLock(ctx, lr.locks, lr.key, lr.wait, onHeld,
-		claim.WithLockOwner(lr.owner), claim.WithLockProcess(lr.self), claim.WithLockTTL(lr.ttl))
+		claim.WithLockOwner(lr.owner), claim.WithLockProcess(lr.self), claim.WithLockTTL(lr.ttl), claim.WithLockRun())
 }
 
 // isLockRun reports whether h is held by a running `pickup lock run` on
@@ -260,6 +269,7 @@ func (lr *lockRunner) beat(info claim.LockInfo) error {
 		}
 		return fmt.Errorf("lock %s was taken away and is now held by %s", lockName(lr.key), cur.Holder())
 	}
+	lr.stopIfSuperseded(cur)
 	if err := lr.locks.Heartbeat(lr.key, lr.owner); err != nil && (errors.Is(err, claim.ErrNotHolder) || errors.Is(err, claim.ErrLockNotHeld)) {
 		return fmt.Errorf("lock %s was taken away", lockName(lr.key))
 	}

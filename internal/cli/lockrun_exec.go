@@ -79,7 +79,7 @@ func (lr *lockRunner) run(info claim.LockInfo, argv []string, sigs <-chan os.Sig
 	jc := newJobControl()
 	defer jc.close()
 
-	hb := time.NewTicker(lockBeatEvery(lr.ttl))
+	hb := time.NewTicker(lr.beatEvery())
 	defer hb.Stop()
 	var stopping bool
 	var kill <-chan time.Time

@@ -152,6 +152,9 @@ func sweepQueues(locks *claim.Locks) {
 // in place). Without a watch it polls faster. It fails when expired fires
 // (a timeout of wait) or ctx ends.
 func awaitRelease(ctx context.Context, locks *claim.Locks, key string, h claim.LockInfo, wait time.Duration, expired <-chan time.Time) error {
+	if h.Path == "" && locks.Arbiter != nil {
+		return awaitArbitrated(ctx, locks, key, h, wait, expired)
+	}
 	first, most := lockPollFirst, lockPollMax
 	var events <-chan fsnotify.Event
 	var errs <-chan error

@@ -55,8 +55,11 @@ func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg se
 // nothing is queued.
 func (pgKind) beforeCommand(*sharedMode, *sessions.Board, sessions.Config) error { return nil }
 
-// beatDue: a hook's heartbeat does not go to the database yet.
-func (pgKind) beatDue(string, string, time.Duration, time.Time) bool { return false }
+// beatDue: a hook starts a detached heartbeat when this board last
+// recorded owner's more than every ago (one stat; see pgboard.BeatDue).
+func (pgKind) beatDue(dir, owner string, every time.Duration, now time.Time) bool {
+	return pgboard.BeatDue(dir, owner, every, now)
+}
 
 func (pgKind) viewsFresh() bool { return true }
 
@@ -126,12 +129,17 @@ func (a *pgArbiter) watch(ctx context.Context, warn func(error)) func() {
 		defer close(done)
 		for ctx.Err() == nil {
 			mu.Lock()
+			d := pgFallback()
 			if w == nil {
 				w, _ = pg.NewWaiter() // nil: poll instead
+				// A new waiter LISTENs and returns at once, and the
+				// board is read after: a session that arrived before
+				// the LISTEN is not missed.
+				d = 0
 			}
 			cur := w
 			mu.Unlock()
-			if cur == nil || cur.Wait(pgFallback()) != nil {
+			if cur == nil || cur.Wait(d) != nil {
 				if cur != nil {
 					mu.Lock()
 					w = nil

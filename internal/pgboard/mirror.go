@@ -345,13 +345,17 @@ func (s *Board) fenceMoved(v seen, r Row) {
 }
 
 // Beat records owner's heartbeat in the database (the server's clock), so
-// that other machines do not reap it while it works.
+// that other machines do not reap it while it works, and renews the named
+// locks it holds (one statement).
 func (s *Board) Beat(owner string) error {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return err
 	}
-	_, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host})
-	return err
+	if _, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host}); err != nil {
+		return err
+	}
+	markBeat(s.B.Dir, owner)
+	return nil
 }
 
 // seeBeats renews here the lease of every owner whose heartbeat in the

@@ -50,8 +50,9 @@
 // # Limits
 //
 // The password is never written to config.yaml: libpq's PGPASSWORD,
-// ~/.pgpass and PG* variables supply it, as pgx reads them. Liveness of
-// owners on other hosts and named locks across machines are not built yet.
+// ~/.pgpass and PG* variables supply it, as pgx reads them. Owners on
+// other hosts are judged by their heartbeats in pickup_beats (mirror.go,
+// beat.go); named locks across machines live in pickup_locks (locks.go).
 // The history in git, in batches: history.go.
 package pgboard
 
@@ -104,6 +105,9 @@ func (e *DatabaseError) Unwrap() error { return ErrDatabase }
 
 // Hint says what to do.
 func (e *DatabaseError) Hint() string {
+	if e.Err != nil && strings.Contains(e.Err.Error(), "schema is newer than this pickup") {
+		return "a newer pickup migrated this database: install the newer pickup and pickup-postgres on this machine (go install github.com/pickup-dev/pickup@latest github.com/pickup-dev/pickup/internal/cmd/pickup-postgres@latest) and stop this machine's old pickup-postgres daemon; nothing was changed"
+	}
 	if e.Unknown {
 		return "the database may or may not have taken this transition; the session was put back here as it was: when the database answers again, run `pickup sync` and `pickup show ID` to see where it is"
 	}
@@ -375,8 +379,9 @@ func (c *channel) call(op string, req Request) (Response, error) {
 // session arrives in todo (LISTEN/NOTIFY), so that next --wait wakes
 // within milliseconds of a new, release, reopen or reap on any machine.
 type Waiter struct {
-	ch   *channel
-	once sync.Once
+	ch      *channel
+	once    sync.Once
+	channel string // Request.Channel
 }
 
 // NewWaiter opens a waiter.
@@ -395,7 +400,7 @@ func (s *Board) NewWaiter() (*Waiter, error) {
 // Wait returns when a session arrived in todo on any board of the
 // database, or after at most d.
 func (w *Waiter) Wait(d time.Duration) error {
-	_, err := w.ch.call("wait", Request{Op: "wait", TimeoutMS: int(d / time.Millisecond)})
+	_, err := w.ch.call("wait", Request{Op: "wait", Channel: w.channel, TimeoutMS: int(d / time.Millisecond)})
 	return err
 }
 

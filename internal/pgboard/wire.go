@@ -37,6 +37,12 @@ type Request struct {
 	Move *Move `json:"move,omitempty"`
 	// Sessions are the sessions of an "import".
 	Sessions []Row `json:"sessions,omitempty"`
+	// Lock is the named lock of a "lock", "unlock", "lockbeat" or
+	// "locks" (see locks.go).
+	Lock *LockRequest `json:"lock,omitempty"`
+	// Channel: what a "wait" waits for: "" a session arriving in todo,
+	// "locks" a named lock released.
+	Channel string `json:"channel,omitempty"`
 
 	// The history in git (history.go). HistoryEveryMS: an "open" or
 	// "state" also says whether a history push is due (HistoryDue), and
@@ -147,6 +153,10 @@ type Response struct {
 	// IDs: an import's sessions whose ids the database has for a
 	// different session.
 	IDs []string `json:"ids,omitempty"`
+	// Lock: a lock request's holder (the new one, or the one that keeps
+	// it); Locks: a "locks" request's.
+	Lock  *LockRow  `json:"lock_row,omitempty"`
+	Locks []LockRow `json:"locks,omitempty"`
 	// Version: the database's version as a "wait" with Moves saw it.
 	Version int64 `json:"version,omitempty"`
 	// HistoryDue: a history push is due and this process took the turn.

@@ -65,9 +65,25 @@ var migrations = []string{
 		pushes bigint NOT NULL DEFAULT 0
 	);
 	INSERT INTO pickup_history DEFAULT VALUES;`,
-	// 5: the transaction that last wrote each session (txid), so that a
+	// 5: named locks across machines: one row per held key, its holder's
+	// process (judged by its own host) and its heartbeat on the server's
+	// clock (judged by every other host against ttl).
+	`CREATE TABLE IF NOT EXISTS pickup_locks (
+		key text PRIMARY KEY,
+		owner text NOT NULL,
+		token text NOT NULL,
+		host text NOT NULL DEFAULT '',
+		process jsonb NOT NULL,
+		ttl interval NOT NULL,
+		acquired_at timestamptz NOT NULL DEFAULT now(),
+		heartbeat_at timestamptz NOT NULL DEFAULT now(),
+		run boolean NOT NULL DEFAULT false,
+		superseded boolean NOT NULL DEFAULT false
+	);
+	CREATE INDEX IF NOT EXISTS pickup_locks_owner ON pickup_locks (owner);`,
+	// 6: the transaction that last wrote each session (txid), so that a
 	// board reads only the rows changed since its last read (state with
-	// Since) instead of every row at every command. A trigger sets it, so
+	// Horizon) instead of every row at every command. A trigger sets it, so
 	// that every writer (an older pickup, a person in psql) is seen. IF NOT
 	// EXISTS and OR REPLACE: safe in whatever place among other additions
 	// it lands.
@@ -93,18 +109,30 @@ const migrateLock = 0x7069636b7570
 // ErrNewerSchema: the database was migrated by a newer pickup.
 var ErrNewerSchema = errors.New("the database's pickup schema is newer than this pickup")
 
+// newerSchema is the error of a database at version v.
+func newerSchema(v int) error {
+	return fmt.Errorf("%w (version %d, this pickup knows %d): upgrade pickup and pickup-postgres on this machine to the version that migrated it", ErrNewerSchema, v, SchemaVersion)
+}
+
 // migrate brings the schema to SchemaVersion. The usual case, a schema
 // that is current, costs one query; otherwise it takes the advisory lock,
 // reads the version again and applies what is missing in one
 // transaction.
-func migrate(ctx context.Context, conn *pgx.Conn) error {
+func migrate(ctx context.Context, conn *pgx.Conn) error { return MigrateTo(ctx, conn, SchemaVersion) }
+
+// MigrateTo brings the schema to version want (at most SchemaVersion):
+// migrate, and tests that make a database as an older pickup left it.
+func MigrateTo(ctx context.Context, conn *pgx.Conn, want int) error {
+	if want < 1 || want > SchemaVersion {
+		return fmt.Errorf("migrate to schema version %d: this pickup knows 1 to %d", want, SchemaVersion)
+	}
 	var v int
 	err := conn.QueryRow(ctx, `SELECT version FROM pickup_schema`).Scan(&v)
 	switch {
-	case err == nil && v == SchemaVersion:
+	case err == nil && v == want:
 		return nil
 	case err == nil && v > SchemaVersion:
-		return fmt.Errorf("%w (version %d, this pickup knows %d): upgrade pickup", ErrNewerSchema, v, SchemaVersion)
+		return newerSchema(v)
 	case err != nil && !undefinedTable(err):
 		return fmt.Errorf("read schema version: %w", err)
 	}
@@ -125,14 +153,14 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 			return err
 		}
 		if v > SchemaVersion {
-			return fmt.Errorf("%w (version %d, this pickup knows %d): upgrade pickup", ErrNewerSchema, v, SchemaVersion)
+			return newerSchema(v)
 		}
-		for i := v; i < SchemaVersion; i++ {
+		for i := v; i < want; i++ {
 			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
 				return fmt.Errorf("migrate to schema version %d: %w", i+1, err)
 			}
 		}
-		_, err = tx.Exec(ctx, `UPDATE pickup_schema SET version = $1`, SchemaVersion)
+		_, err = tx.Exec(ctx, `UPDATE pickup_schema SET version = $1`, max(v, want))
 		return err
 	})
 }

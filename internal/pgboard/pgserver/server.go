@@ -31,9 +31,8 @@ const (
 
 // Server holds one connection to the database.
 type Server struct {
-	url      string
-	conn     *pgx.Conn
-	migrated bool // the schema was checked on conn
+	url  string
+	conn *pgx.Conn
 	// listening: conn runs LISTEN (a daemon does not pool it).
 	listening bool
 	// historyHeld: conn holds the history pusher's advisory lock.
@@ -57,15 +56,20 @@ const movesPoll = 200 * time.Millisecond
 // (both are an answer: the caller reads the board either way). With
 // moves it returns as soon as the database's version differs from since
 // (any transition on any board), reading it every movesPoll, and at once
-// at a NOTIFY.
-func (s *Server) wait(d time.Duration, moves bool, since int64) pgboard.Response {
+// at a NOTIFY. channel: what it listens to ("" arrivals in todo,
+// pgboard.LockChannel released locks).
+func (s *Server) wait(channel string, d time.Duration, moves bool, since int64) pgboard.Response {
+	listen := notifyChannel
+	if channel == pgboard.LockChannel {
+		listen = lockChannel
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), ConnectTimeout)
 	defer cancel()
 	if err := s.connect(ctx); err != nil {
 		return fail(err)
 	}
 	if !s.listening {
-		if _, err := s.conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		if _, err := s.conn.Exec(ctx, "LISTEN "+listen); err != nil {
 			return fail(s.dropIfBroken(err))
 		}
 		s.listening = true
@@ -153,7 +157,6 @@ func (s *Server) close() {
 		_ = s.conn.Close(ctx)
 		cancel()
 		s.conn = nil
-		s.migrated = false
 		s.listening = false
 		s.historyHeld = false
 	}
@@ -169,11 +172,11 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 			s.url = req.URL
 		}
 		res := s.retry(ctx, func() pgboard.Response {
-			if !s.migrated {
-				if err := migrate(ctx, s.conn); err != nil {
-					return fail(s.dropIfBroken(err))
-				}
-				s.migrated = true
+			// Every open checks the schema version (one query when it
+			// is current), a pooled connection too: a database that a
+			// newer pickup migrated meanwhile is refused at once.
+			if err := migrate(ctx, s.conn); err != nil {
+				return fail(s.dropIfBroken(err))
 			}
 			return pgboard.Response{OK: true}
 		})
@@ -200,7 +203,24 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 	case "beat":
 		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner, req.Host) })
 	case "wait":
-		return s.wait(time.Duration(req.TimeoutMS)*time.Millisecond, req.Moves, req.Since)
+		return s.wait(req.Channel, time.Duration(req.TimeoutMS)*time.Millisecond, req.Moves, req.Since)
+	case "lock", "unlock", "lockbeat", "locks", "supersede":
+		if req.Lock == nil {
+			return pgboard.Response{Kind: pgboard.KindError, Err: req.Op + " without a lock"}
+		}
+		return s.retry(ctx, func() pgboard.Response {
+			switch req.Op {
+			case "lock":
+				return s.lock(ctx, req.Lock)
+			case "unlock":
+				return s.unlock(ctx, req.Lock)
+			case "lockbeat":
+				return s.lockBeat(ctx, req.Lock)
+			case "supersede":
+				return s.supersede(ctx, req.Lock)
+			}
+			return s.locks(ctx, req.Lock.Key)
+		})
 	case "move":
 		if req.Move == nil {
 			return pgboard.Response{Kind: pgboard.KindError, Err: "move without a transition"}
@@ -312,10 +332,13 @@ func (s *Server) retry(ctx context.Context, f func() pgboard.Response) pgboard.R
 	}
 }
 
-// beat records owner's heartbeat, at the server's clock, from host.
+// beat records owner's heartbeat, at the server's clock, from host, and
+// renews the named locks the owner holds (one statement, one round trip):
+// they live as long as it does.
 func (s *Server) beat(ctx context.Context, owner, host string) pgboard.Response {
-	if _, err := s.conn.Exec(ctx, `INSERT INTO pickup_beats (owner, at, host) VALUES ($1, now(), $2)
-		ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $2 = '' THEN pickup_beats.host ELSE $2 END`, owner, host); err != nil {
+	if _, err := s.conn.Exec(ctx, `WITH b AS (INSERT INTO pickup_beats (owner, at, host) VALUES ($1, now(), $2)
+		ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $2 = '' THEN pickup_beats.host ELSE $2 END)
+		UPDATE pickup_locks SET heartbeat_at = now() WHERE owner = $1`, owner, host); err != nil {
 		return fail(s.dropIfBroken(err))
 	}
 	return pgboard.Response{OK: true}
