@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,26 +14,29 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/privatepg"
 )
 
 // --- a board that PostgreSQL arbitrates ---------------------------------------
 
 // postgresBoard measures boards that PostgreSQL arbitrates, each against
-// one local board in the same run (fsync on for both, and for the
-// server): 4 boards × 4 agent processes draining 400 sessions made from
-// all 4 (wall, claims/s) against the same drain of one local board; one
-// `pickup next` (p50, p99) against the local next; and next --wait's
-// wake-up after a `new` on another board (from the new's exit to the
-// waiter's exit, p50 and p99).
+// its floors in the same run (fsync on everywhere, the server too): 4
+// boards × 4 agent processes draining 400 sessions made from all 4 (wall,
+// claims/s) against the same drain of one local board and of 4 clones of
+// a git-shared board (the same agents, the same sessions made the same
+// way); one `pickup next` (p50, p99) against the local next; and next
+// --wait's wake-up after a `new` on another board (from the new's exit to
+// the waiter's exit, so the claim it makes is counted; p50 and p99)
+// against the same wake-up on one local board.
 func postgresBoard(e *env) (Row, error) {
-	const boards, agents, single, wakes = 4, 4, 40, 20
-	n := 400
+	const boards, agents, single = 4, 4, 40
+	n, wakes := 400, 100
 	if e.drainN < 400 {
-		n = 40 // -quick
+		n, wakes = 40, 10 // -quick
 	}
-	row := Row{What: fmt.Sprintf("PostgreSQL board (server and boards fsync on): %d boards × %d agents drain %d; one `pickup next` (p50, p99 of %d) vs local next; next --wait wake-up after a new on another board (p50, p99 of %d)", boards, agents, n, single, wakes),
-		Target: "drain ≤ 3× local; wake-up p50, p99 ≤ 50 ms; history pushes ≤ one per interval"}
+	row := Row{What: fmt.Sprintf("PostgreSQL board (server and boards fsync on): %d boards × %d agents drain %d vs the same drain on one local board and on %d clones of a git-shared board; one `pickup next` (p50, p99 of %d) vs local next; next --wait wake-up after a new on another board, until the waiter exits with its claim (p50, p99 of %d) vs the same on one local board; the history's pushes to git during the drain", boards, agents, n, boards, single, wakes),
+		Target: "drain ≤ 3× local, claims/s ≥ 20× git-shared; wake-up p50, p99 ≤ 50 ms; history pushes ≤ one per interval"}
 	dir := e.dir("postgres")
 	defer e.remove(dir)
 	srv, err := privatepg.Start(filepath.Join(dir, "pg"), privatepg.Options{})
@@ -73,7 +81,7 @@ func postgresBoard(e *env) (Row, error) {
 			return row, err
 		}
 	}
-	var pgT, locT []time.Duration
+	var pgT, locT, goT []time.Duration
 	for range single {
 		t0 := time.Now()
 		if _, err := e.pickupIn(dir, benv(dirs[0]), "--owner", "solo", "next"); err != nil {
@@ -84,28 +92,36 @@ func postgresBoard(e *env) (Row, error) {
 			return row, err
 		}
 		pgT, locT = append(pgT, t1.Sub(t0)), append(locT, time.Since(t1))
+		if e.goFloor != "" {
+			t2 := time.Now()
+			if err := exec.Command(e.goFloor).Run(); err != nil {
+				return row, err
+			}
+			goT = append(goT, time.Since(t2))
+		}
 	}
 	slices.Sort(pgT)
 	slices.Sort(locT)
-	// next --wait's wake-up.
-	var wake []time.Duration
-	for i := range wakes {
-		cmd := exec.Command(e.bin, "--owner", "waiter", "next", "--wait", "30s")
-		cmd.Env = benv(dirs[1])
-		if err := cmd.Start(); err != nil {
-			return row, err
-		}
-		time.Sleep(300 * time.Millisecond) // it listens
-		if _, err := e.pickupIn(dir, benv(dirs[2]), "new", "--title", fmt.Sprintf("wake %d", i)); err != nil {
-			return row, err
-		}
-		t0 := time.Now()
-		if err := cmd.Wait(); err != nil {
-			return row, fmt.Errorf("next --wait: %v", err)
-		}
-		wake = append(wake, time.Since(t0))
+	slices.Sort(goT)
+	// The floor of the round trips a command makes: a state request
+	// that finds nothing changed, to the daemon the nexts used.
+	trips, err := daemonRoundTrips(run, srv.URL("postgres"), 200)
+	if err != nil {
+		return row, err
 	}
-	slices.Sort(wake)
+	// next --wait's wake-up, then the same on one local board.
+	wake, err := e.wakeUps(dir, benv(dirs[1]), benv(dirs[2]), wakes)
+	if err != nil {
+		return row, err
+	}
+	localWake := filepath.Join(dir, "local-wake")
+	if err := seedBoard(e, localWake, 0); err != nil {
+		return row, err
+	}
+	lwake, err := e.wakeUps(dir, benv(localWake), benv(localWake), wakes)
+	if err != nil {
+		return row, err
+	}
 	// The drain: sessions made from every board, then 16 agents.
 	drain := func(round string) (int, time.Time, time.Duration, error) {
 		var wg sync.WaitGroup
@@ -168,14 +184,143 @@ func postgresBoard(e *env) (Row, error) {
 	if err != nil {
 		return row, err
 	}
+	gclaims, gwall, err := e.gitSharedDrain(filepath.Join(dir, "git"), boards, agents, n)
+	if err != nil {
+		return row, err
+	}
 	ratio := wall.Seconds() / floor.Seconds()
-	row.Figure = fmt.Sprintf("drain: %d claims in %.1f s = %.0f claims/s; local: %d in %.1f s = %.0f claims/s; postgres/local %.1f×. one next: p50 %s, p99 %s; local next p50 %s, p99 %s (%.1f×, %.1f×). wake-up: p50 %s, p99 %s",
-		claims, wall.Seconds(), float64(claims)/wall.Seconds(), lclaims, floor.Seconds(), float64(lclaims)/floor.Seconds(), ratio,
+	rate, grate := float64(claims)/wall.Seconds(), float64(gclaims)/gwall.Seconds()
+	row.Figure = fmt.Sprintf("drain: %d claims in %.1f s = %.0f claims/s; local: %d in %.1f s = %.0f claims/s; git-shared: %d in %.1f s = %.1f claims/s; postgres/local %.1f× the time, %.1f× the git-shared claims/s. one next: p50 %s, p99 %s; local next p50 %s, p99 %s (%.1f×, %.1f×). wake-up: p50 %s, p99 %s; local p50 %s, p99 %s",
+		claims, wall.Seconds(), rate, lclaims, floor.Seconds(), float64(lclaims)/floor.Seconds(), gclaims, gwall.Seconds(), grate, ratio, rate/grate,
 		ms(percentile(pgT, 0.5)), ms(percentile(pgT, 0.99)), ms(percentile(locT, 0.5)), ms(percentile(locT, 0.99)),
 		percentile(pgT, 0.5).Seconds()/percentile(locT, 0.5).Seconds(), percentile(pgT, 0.99).Seconds()/percentile(locT, 0.99).Seconds(),
-		ms(percentile(wake, 0.5)), ms(percentile(wake, 0.99))) + ". " + histLine
-	row.Result = passIf(ratio <= 3 && claims == n && lclaims == n && percentile(wake, 0.99) <= 50*time.Millisecond && histOK)
+		ms(percentile(wake, 0.5)), ms(percentile(wake, 0.99)), ms(percentile(lwake, 0.5)), ms(percentile(lwake, 0.99)))
+	row.Figure += ". " + histLine
+	row.Figure += fmt.Sprintf(". floors: a round trip to the daemon p50 %s, p99 %s", ms(percentile(trips, 0.5)), ms(percentile(trips, 0.99)))
+	if len(goT) > 0 {
+		row.Figure += fmt.Sprintf("; an empty Go process p50 %s, p99 %s", ms(percentile(goT, 0.5)), ms(percentile(goT, 0.99)))
+	}
+	row.Result = passIf(ratio <= 3 && rate >= 20*grate && claims == n && lclaims == n && gclaims == n && percentile(wake, 0.99) <= 50*time.Millisecond && histOK)
 	return row, nil
+}
+
+// wakeUps starts `next --wait` with waitEnv n times, and each time, once
+// it waits, makes a session with newEnv: it returns the times from each
+// new's exit to the waiter's exit (it claimed the session), sorted.
+func (e *env) wakeUps(dir string, waitEnv, newEnv []string, n int) ([]time.Duration, error) {
+	var wake []time.Duration
+	for i := range n {
+		cmd := exec.Command(e.bin, "--owner", "waiter", "next", "--wait", "30s")
+		cmd.Env = waitEnv
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		time.Sleep(300 * time.Millisecond) // it listens
+		if _, err := e.pickupIn(dir, newEnv, "new", "--title", fmt.Sprintf("wake %d", i)); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, err
+		}
+		t0 := time.Now()
+		if err := cmd.Wait(); err != nil {
+			return nil, fmt.Errorf("next --wait: %v", err)
+		}
+		wake = append(wake, time.Since(t0))
+	}
+	slices.Sort(wake)
+	return wake, nil
+}
+
+// gitSharedDrain is the PostgreSQL row's drain on a git-shared board:
+// clones of one remote served by git daemon on loopback, n sessions made
+// from all of them as on the PostgreSQL boards, then agents processes in
+// each clone (the same drain). It returns the claims and the wall time.
+func (e *env) gitSharedDrain(dir string, clones, agents, n int) (int, time.Duration, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, 0, err
+	}
+	r, err := startSharedRemote(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.stop()
+	env := sharedEnv()
+	var dirs []string
+	for i := range clones {
+		d, err := e.sharedClone(r, fmt.Sprintf("c%d", i), env)
+		if err != nil {
+			return 0, 0, err
+		}
+		dirs = append(dirs, d)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, clones)
+	for i, d := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := i; k < n; k += clones {
+				if _, err := e.pickupIn(d, env, "new", "--title", fmt.Sprintf("task %d", k)); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, err
+	}
+	t0 := time.Now()
+	claims, err := e.drainAgents(dirs, agents, env)
+	return claims, time.Since(t0), err
+}
+
+// daemonRoundTrips times n requests to the pickup-postgres daemon for url
+// (its socket in run), each a state of the rows changed since a horizon no
+// transaction has reached: the answer holds the heartbeats alone. It is
+// the floor of a command's round trip, without the command.
+func daemonRoundTrips(run, url string, n int) ([]time.Duration, error) {
+	c, err := net.Dial("unix", pgboard.SocketPath(run, url))
+	if err != nil {
+		return nil, fmt.Errorf("dial the daemon: %w", err)
+	}
+	defer c.Close()
+	in := bufio.NewReader(c)
+	call := func(req pgboard.Request) error {
+		data, err := json.Marshal(req)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Write(append(data, '\n')); err != nil {
+			return err
+		}
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return err
+		}
+		var res pgboard.Response
+		if err := json.Unmarshal(line, &res); err != nil {
+			return err
+		}
+		if res.Kind != "" {
+			return fmt.Errorf("daemon: %s", res.Err)
+		}
+		return nil
+	}
+	if err := call(pgboard.Request{Op: "open", URL: url}); err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for range n {
+		t0 := time.Now()
+		if err := call(pgboard.Request{Op: "state", Horizon: math.MaxInt64, Bodies: true}); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // drainAgentsEnv is drainAgents with one environment per board (the board

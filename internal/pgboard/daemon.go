@@ -51,6 +51,10 @@ func runDir() (string, error) {
 	return dir, nil
 }
 
+// SocketPath is the socket of the daemon for url in the folder dir (see
+// runDir; the benchmark talks to the daemon directly).
+func SocketPath(dir, url string) string { return socketPath(dir, url) }
+
 // socketPath is the daemon's socket for url.
 func socketPath(dir, url string) string {
 	sum := sha256.Sum256([]byte(url))

@@ -18,15 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// seen is what this board directory shows of one row of the database.
-type seen struct {
-	Place   string `json:"p"` // "todo", "doing/alice", ...
-	Version int64  `json:"v"`
-	Fence   int64  `json:"f,omitempty"`
-}
-
-func (s *Board) viewPath() string { return filepath.Join(s.B.RuntimeDir(), "pg-view.json") }
-
 // lock takes the board's mirror lock: the processes of this board update
 // the view and the files that Refresh writes one at a time.
 func (s *Board) lock() (func(), error) {
@@ -50,33 +41,6 @@ func (s *Board) lock() (func(), error) {
 	return func() { unix.Close(fd) }, nil
 }
 
-// loadView reads the view (empty if there is none); the lock must be held.
-func (s *Board) loadView() map[string]seen {
-	v := map[string]seen{}
-	if data, err := fsx.ReadRegular(s.viewPath()); err == nil {
-		_ = json.Unmarshal(data, &v)
-	}
-	return v
-}
-
-// saveView replaces the view; the lock must be held.
-func (s *Board) saveView(v map[string]seen) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	tmp := s.viewPath() + "." + strconv.Itoa(os.Getpid())
-	_ = os.Remove(tmp)
-	if err := fsx.WriteNew(tmp, data, 0o644, false); err != nil {
-		return fmt.Errorf("postgres board: view: %w", err)
-	}
-	if err := os.Rename(tmp, s.viewPath()); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("postgres board: view: %w", err)
-	}
-	return nil
-}
-
 // see records that this board shows session id at place, as of version.
 func (s *Board) see(id, place string, version, fence int64) {
 	unlock, err := s.lock()
@@ -85,8 +49,8 @@ func (s *Board) see(id, place string, version, fence int64) {
 	}
 	defer unlock()
 	v := s.loadView()
-	if v[id].Version < version {
-		v[id] = seen{Place: place, Version: version, Fence: fence}
+	if v.Rows[id].Version < version {
+		v.Rows[id] = seen{Place: place, Version: version, Fence: fence}
 		_ = s.saveView(v)
 	}
 }
@@ -98,7 +62,7 @@ func (s *Board) fenceSeen(id string) int64 {
 		return 0
 	}
 	defer unlock()
-	return s.loadView()[id].Fence
+	return s.loadView().Rows[id].Fence
 }
 
 func exists(path string) bool {
@@ -107,16 +71,29 @@ func exists(path string) bool {
 }
 
 // placeRow puts session r where the database has it, from the file at
-// from ("" for none) if that exists, with r's content; the lock must be
-// held. onlyFrom: if from has gone meanwhile (a local transition moved
-// it), leave the session to that transition's arbiter.
+// from ("" for none) if that exists, with r's content, and records it in
+// the view; the lock must be held. onlyFrom: if from has gone meanwhile
+// (a local transition moved it), leave the session to that transition's
+// arbiter.
 func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
+	v := s.loadView()
+	placed, err := s.placeRowIn(v, r, from, onlyFrom)
+	if err != nil || !placed {
+		return err
+	}
+	return s.saveView(v)
+}
+
+// placeRowIn is placeRow recording it in v, which the caller saves; placed
+// reports whether the session was put in place (not left to a local
+// transition).
+func (s *Board) placeRowIn(v *view, r Row, from string, onlyFrom bool) (placed bool, err error) {
 	want := s.rowPath(r)
 	if err := s.B.CheckDir(filepath.Dir(s.rel(want))); err != nil {
-		return fmt.Errorf("postgres board: %w", err)
+		return false, fmt.Errorf("postgres board: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
-		return fmt.Errorf("postgres board: %w", err)
+		return false, fmt.Errorf("postgres board: %w", err)
 	}
 	if r.State == string(sessions.Todo) {
 		// After the file is in place: a listing that began in between
@@ -129,14 +106,14 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 			s.logMirrored(r, from, moved)
 		}
 	}()
-	if v := s.loadView()[r.ID]; v.Version > r.Version {
+	if shown := v.Rows[r.ID]; shown.Version > r.Version {
 		// r is older than what this board already shows (a lost
 		// transition's answer, overtaken by a Refresh of another
 		// process here): never put the session back by it.
-		return s.placeStale(r, v, from)
+		return false, s.placeStale(r, shown, from)
 	}
 	if from != "" && from != want && !exists(from) && onlyFrom {
-		return nil // moved by a local transition meanwhile: its arbiter decides
+		return false, nil // moved by a local transition meanwhile: its arbiter decides
 	}
 	if from != "" && from != want && exists(from) {
 		err := fsx.RenameNoReplace(from, want)
@@ -147,16 +124,16 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 			_ = os.Remove(from) // the right place has it already
 		case errors.Is(err, fs.ErrNotExist):
 			if onlyFrom {
-				return nil // moved by a local transition meanwhile
+				return false, nil // moved by a local transition meanwhile
 			}
 		default:
-			return fmt.Errorf("postgres board: move %s: %w", from, err)
+			return false, fmt.Errorf("postgres board: move %s: %w", from, err)
 		}
 	}
 	if !moved && !exists(want) {
 		err := fsx.WriteNew(want, r.Body, 0o644, !s.B.NoSync)
 		if err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("postgres board: write %s: %w", want, err)
+			return false, fmt.Errorf("postgres board: write %s: %w", want, err)
 		}
 		wrote = err == nil
 	}
@@ -165,20 +142,18 @@ func (s *Board) placeRow(r Row, from string, onlyFrom bool) error {
 			tmp := filepath.Join(filepath.Dir(want), "."+filepath.Base(want)+".md"+strconv.Itoa(os.Getpid()))
 			_ = os.Remove(tmp)
 			if err := fsx.WriteNew(tmp, r.Body, 0o644, !s.B.NoSync); err != nil {
-				return fmt.Errorf("postgres board: write %s: %w", want, err)
+				return false, fmt.Errorf("postgres board: write %s: %w", want, err)
 			}
 			if err := os.Rename(tmp, want); err != nil {
 				_ = os.Remove(tmp)
-				return fmt.Errorf("postgres board: write %s: %w", want, err)
+				return false, fmt.Errorf("postgres board: write %s: %w", want, err)
 			}
 		}
 	}
-	v := s.loadView()
-	if v[r.ID].Version < r.Version {
-		v[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
-		return s.saveView(v)
+	if v.Rows[r.ID].Version < r.Version {
+		v.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
 	}
-	return nil
+	return true, nil
 }
 
 // placeStale handles a row r older than the view's v: the session's file
@@ -250,11 +225,11 @@ func (s *Board) refresh(first bool) (bool, error) {
 	opened := s.opened
 	s.opened = nil
 	s.mu.Unlock()
-	if opened != nil {
+	if opened != nil && !first { // a board that joins reads every row
 		res = *opened // read a moment ago, when the board was opened
 	} else {
 		var err error
-		if res, err = s.call("read the board", s.stateRequest(Request{Op: "state"})); err != nil {
+		if res, err = s.call("read the board", s.stateRequest(s.readRequest("state", first))); err != nil {
 			return false, err
 		}
 		s.sawHistoryDue(res)
@@ -269,11 +244,16 @@ func (s *Board) refresh(first bool) (bool, error) {
 	s.mu.Unlock()
 	s.seeBeats(res.Beats)
 	view := s.loadView()
-	var need []string
+	// The new horizon: the state's, held back to the oldest row that
+	// is left to a local transition (shown here at an older version), so
+	// that the next Refresh reads it again.
+	through := res.Through
+	hold := func(r Row) { through = min(through, r.Txid) }
+	var need []Row
 	from := map[string]string{}
 	dirty := false
 	for _, r := range res.Rows {
-		v, known := view[r.ID]
+		v, known := view.Rows[r.ID]
 		if r.Version <= v.Version {
 			continue
 		}
@@ -285,40 +265,92 @@ func (s *Board) refresh(first bool) (bool, error) {
 		}
 		switch {
 		case cur == want || (!known && exists(want) && !first):
-			view[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+			view.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
 			dirty = true
 		case known && !exists(cur):
 			if exists(want) {
-				view[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+				view.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
 				dirty = true
+			} else {
+				hold(r) // a local transition moved it: its arbiter decides
 			}
-			// else a local transition moved it: its arbiter decides.
 		default:
-			need = append(need, r.ID)
+			need = append(need, r)
 			from[r.ID] = cur
 		}
 	}
-	if dirty {
-		if err := s.saveView(view); err != nil {
-			return false, err
+	changed := dirty || len(need) > 0
+	var missing []string
+	for _, r := range need {
+		if r.Body == nil {
+			missing = append(missing, r.ID)
 		}
 	}
-	if len(need) == 0 {
-		return dirty, nil
+	if len(missing) > 0 {
+		// A state read whole comes without content: read the content
+		// of the sessions to write here.
+		bodies, err := s.call("read the board", Request{Op: "bodies", IDs: missing})
+		if err != nil {
+			if dirty {
+				return true, errors.Join(err, s.saveView(view))
+			}
+			return false, err
+		}
+		content := map[string]Row{}
+		for _, r := range bodies.Rows {
+			content[r.ID] = r
+		}
+		kept := need[:0]
+		for _, r := range need {
+			if r.Body == nil {
+				b, ok := content[r.ID]
+				if !ok {
+					continue // gone from the database meanwhile
+				}
+				r = b
+			}
+			kept = append(kept, r)
+		}
+		need = kept
 	}
-	bodies, err := s.call("read the board", Request{Op: "bodies", IDs: need})
-	if err != nil {
-		return dirty, err
-	}
-	for _, r := range bodies.Rows {
+	for _, r := range need {
 		if first {
 			s.removeCopies(r)
 		}
-		if err := s.placeRow(r, from[r.ID], from[r.ID] != ""); err != nil {
-			return true, err
+		placed, err := s.placeRowIn(view, r, from[r.ID], from[r.ID] != "")
+		if err != nil {
+			return true, errors.Join(err, s.saveView(view))
+		}
+		if !placed {
+			hold(r)
 		}
 	}
-	return true, nil
+	if res.Through > 0 && through > view.Through {
+		view.Through = through
+		dirty = true
+	}
+	if dirty || len(need) > 0 {
+		if err := s.saveView(view); err != nil {
+			return changed, err
+		}
+	}
+	return changed, nil
+}
+
+// readRequest asks for the sessions written since this board's last
+// Refresh, with their content (op "state", or "open" with the state); a
+// board that joins (first) reads every session. The horizon is read
+// without the lock: one older than the view has when the answer is
+// applied only makes the answer longer.
+func (s *Board) readRequest(op string, first bool) Request {
+	req := Request{Op: op, Bodies: true}
+	if op == "open" {
+		req.URL, req.State = s.url, true
+	}
+	if !first {
+		req.Horizon = s.viewThrough()
+	}
+	return req
 }
 
 // removeCopies removes the files of session r other than where the

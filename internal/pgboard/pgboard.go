@@ -25,13 +25,20 @@
 // if its file is still where the last view of the database put it; one
 // that a local transition has moved since (even while Refresh reads its
 // content) is left to that transition's arbiter, which never places it by
-// a row older than the view (mirror.go, placeRow). pickup sync moves a
-// second copy of a session to conflicts/ (copies.go). The view (which version of each row this directory shows) is
-// kept in .pickup/pg-view.json under a flock. Each session Refresh places
-// gets its transition's line in this board's events.log (the database's
-// op and who), so that the history here ends where the session is. A live
-// view (pickup board) waits for any transition with Waiter.WaitMoves and
-// refreshes.
+// a row older than the view (mirror.go, placeRow); pickup sync moves a
+// second copy of a session to conflicts/ (copies.go). The view (which
+// version of each row this directory shows) is kept in .pickup/pg-view
+// under a flock. Refresh reads only the rows
+// written since its last read, not every row at every command: each row
+// names the transaction that last wrote it (pickup_sessions.txid, set by
+// a trigger), and the view keeps the horizon of the last read, the oldest
+// transaction then running (txid_snapshot_xmin); every transaction before
+// it had committed or was gone, so a transaction that took its version
+// before a read and committed after it is read the next time. Each
+// session Refresh places gets its transition's line in this board's
+// events.log (the database's op and who), so that the history here ends
+// where the session is. A live view (pickup board) waits for any
+// transition with Waiter.WaitMoves and refreshes.
 //
 // # Why a helper process
 //
@@ -278,7 +285,7 @@ func (s *Board) connect() (Response, error) {
 			return Response{}, err
 		}
 		s.ch = ch
-		res, err := s.call("connect", s.stateRequest(Request{Op: "open", URL: s.url, State: true}))
+		res, err := s.call("connect", s.stateRequest(s.readRequest("open", false)))
 		if err == nil {
 			s.sawHistoryDue(res)
 			return res, nil

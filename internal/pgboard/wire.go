@@ -24,8 +24,15 @@ type Request struct {
 	Moves bool  `json:"moves,omitempty"`
 	Since int64 `json:"since,omitempty"`
 	// State: an "open" answers with the "state" too (one round trip).
-	State bool     `json:"state,omitempty"`
-	IDs   []string `json:"ids,omitempty"`
+	State bool `json:"state,omitempty"`
+	// Horizon: a "state" gives only the sessions written by
+	// transactions from this one on (the Through of an earlier state; 0:
+	// every session).
+	Horizon int64 `json:"horizon,omitempty"`
+	// Bodies: a "state" from a Horizon gives each session's content too
+	// (a state read whole never does: "bodies" reads what it needs).
+	Bodies bool     `json:"bodies,omitempty"`
+	IDs    []string `json:"ids,omitempty"`
 	// Move is the transition of a "move".
 	Move *Move `json:"move,omitempty"`
 	// Sessions are the sessions of an "import".
@@ -108,6 +115,8 @@ type Row struct {
 	LastOp string `json:"last_op,omitempty"`
 	LastBy string `json:"last_by,omitempty"`
 	Body   []byte `json:"body,omitempty"`
+	// Txid: the transaction that last wrote it (a state's rows).
+	Txid int64 `json:"x,omitempty"`
 }
 
 // Failure kinds of a Response.
@@ -137,6 +146,10 @@ type Response struct {
 	// Beats: the state's owners' heartbeats.
 	Beats []Beat `json:"beats,omitempty"`
 	Count int    `json:"count,omitempty"` // import: how many were new
+	// Through: a state's horizon: every transaction before it was
+	// committed (or rolled back) when the state was read, so a later
+	// state from it on (Horizon) misses no change.
+	Through int64 `json:"through,omitempty"`
 	// IDs: an import's sessions whose ids the database has for a
 	// different session.
 	IDs []string `json:"ids,omitempty"`

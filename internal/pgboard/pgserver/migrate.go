@@ -81,6 +81,22 @@ var migrations = []string{
 		superseded boolean NOT NULL DEFAULT false
 	);
 	CREATE INDEX IF NOT EXISTS pickup_locks_owner ON pickup_locks (owner);`,
+	// 6: the transaction that last wrote each session (txid), so that a
+	// board reads only the rows changed since its last read (state with
+	// Horizon) instead of every row at every command. A trigger sets it, so
+	// that every writer (an older pickup, a person in psql) is seen. IF NOT
+	// EXISTS and OR REPLACE: safe in whatever place among other additions
+	// it lands.
+	`ALTER TABLE pickup_sessions ADD COLUMN IF NOT EXISTS txid bigint NOT NULL DEFAULT 0;
+	CREATE INDEX IF NOT EXISTS pickup_sessions_txid ON pickup_sessions (txid);
+	CREATE OR REPLACE FUNCTION pickup_sessions_txid() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		NEW.txid := txid_current();
+		RETURN NEW;
+	END $$;
+	DROP TRIGGER IF EXISTS pickup_sessions_txid ON pickup_sessions;
+	CREATE TRIGGER pickup_sessions_txid BEFORE INSERT OR UPDATE ON pickup_sessions
+		FOR EACH ROW EXECUTE FUNCTION pickup_sessions_txid();`,
 }
 
 // SchemaVersion is the schema version this pickup makes and reads.

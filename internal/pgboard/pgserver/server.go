@@ -181,11 +181,11 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 			return pgboard.Response{OK: true}
 		})
 		if res.OK && req.State {
-			return s.withHistoryDue(ctx, req, s.state(ctx))
+			return s.withHistoryDue(ctx, req, s.state(ctx, req.Horizon, req.Bodies))
 		}
 		return res
 	case "state":
-		return s.withHistoryDue(ctx, req, s.retry(ctx, func() pgboard.Response { return s.state(ctx) }))
+		return s.withHistoryDue(ctx, req, s.retry(ctx, func() pgboard.Response { return s.state(ctx, req.Horizon, req.Bodies) }))
 	case "history_begin":
 		return s.retry(ctx, func() pgboard.Response { return s.historyBegin(ctx, req) })
 	case "history_end":
@@ -345,11 +345,9 @@ func (s *Server) beat(ctx context.Context, owner, host string) pgboard.Response 
 }
 
 // beats reads every owner's heartbeat, as its age on the server's clock.
-func (s *Server) beats(ctx context.Context) ([]pgboard.Beat, error) {
-	rows, err := s.conn.Query(ctx, `SELECT owner, host, at, extract(epoch FROM now() - at) FROM pickup_beats`)
-	if err != nil {
-		return nil, err
-	}
+const beatsSQL = `SELECT owner, host, at, extract(epoch FROM now() - at) FROM pickup_beats`
+
+func collectBeats(rows pgx.Rows) ([]pgboard.Beat, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Beat, error) {
 		var b pgboard.Beat
 		var at time.Time
@@ -361,24 +359,65 @@ func (s *Server) beats(ctx context.Context) ([]pgboard.Beat, error) {
 	})
 }
 
-func (s *Server) state(ctx context.Context) pgboard.Response {
-	rows, err := s.conn.Query(ctx, `SELECT id, state, owner, version, fence, last_op, last_by FROM pickup_sessions`)
+// stateSQL reads the sessions written by transactions from $1 on (0:
+// every session) and, in the same statement and so the same snapshot, the
+// oldest transaction still running: every transaction before it is
+// committed or gone, so every row changed after this read is written by a
+// transaction from it on, and the next read asks from it (Through). A
+// board with no session gives one row of NULLs besides the horizon. $2:
+// with each session's content.
+const stateSQL = `WITH h AS (SELECT txid_snapshot_xmin(txid_current_snapshot()) AS through)
+SELECT h.through, p.id, p.state, p.owner, p.version, p.fence, p.last_op, p.last_by, p.txid,
+	CASE WHEN $2 THEN p.body END
+FROM h LEFT JOIN pickup_sessions p ON p.txid >= $1`
+
+// state reads the sessions written since the horizon since (see
+// stateSQL), with their content if bodies and since > 0 (a read from
+// the start gives many rows, few of them new to the board).
+//
+// The sessions and the heartbeats are read in one batch: one round trip
+// to the server, not two, for every command.
+func (s *Server) state(ctx context.Context, since int64, bodies bool) pgboard.Response {
+	batch := &pgx.Batch{}
+	batch.Queue(stateSQL, since, bodies && since > 0)
+	batch.Queue(beatsSQL)
+	br := s.conn.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Row, error) {
-		var x pgboard.Row
-		err := r.Scan(&x.ID, &x.State, &x.Owner, &x.Version, &x.Fence, &x.LastOp, &x.LastBy)
-		return x, err
-	})
+	var through int64
+	var out []pgboard.Row
+	for rows.Next() {
+		var id, state, owner, lastOp, lastBy *string
+		var version, fence, txid *int64
+		var body []byte
+		if err := rows.Scan(&through, &id, &state, &owner, &version, &fence, &lastOp, &lastBy, &txid, &body); err != nil {
+			rows.Close()
+			return fail(s.dropIfBroken(err))
+		}
+		if id == nil {
+			continue // no session changed
+		}
+		out = append(out, pgboard.Row{ID: *id, State: *state, Owner: *owner, Version: *version, Fence: *fence,
+			LastOp: *lastOp, LastBy: *lastBy, Txid: *txid, Body: body})
+	}
+	if err := rows.Err(); err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	brows, err := br.Query()
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	beats, err := s.beats(ctx)
+	beats, err := collectBeats(brows)
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	return pgboard.Response{OK: true, Rows: out, Beats: beats}
+	if err := br.Close(); err != nil {
+		return fail(s.dropIfBroken(err))
+	}
+	return pgboard.Response{OK: true, Rows: out, Beats: beats, Through: through}
 }
 
 func (s *Server) bodies(ctx context.Context, ids []string) pgboard.Response {
