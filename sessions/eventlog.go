@@ -125,6 +125,22 @@ func (b *Board) AppendEvent(e Event) error {
 	return nil
 }
 
+// AppendEventUnsynced is AppendEvent without the fsync, for a line that
+// records a transition whose durable record is elsewhere (a board that
+// mirrors a database writes the transitions other machines made: the
+// database's history is the record; a crash that loses the line loses
+// nothing else).
+func (b *Board) AppendEventUnsynced(e Event) error {
+	line, e, err := b.eventLine(e)
+	if err != nil {
+		return err
+	}
+	if err := appendLine(b.EventLogPath(), line, false); err != nil {
+		return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
+	}
+	return nil
+}
+
 // eventLine completes e with NewEvent, checks it and encodes its line.
 func (b *Board) eventLine(e Event) ([]byte, Event, error) {
 	e = b.NewEvent(e)

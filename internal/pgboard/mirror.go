@@ -458,5 +458,8 @@ func (s *Board) logMirrored(r Row, from string, moved bool) {
 	}
 	e := sessions.Event{Time: time.Now(), ID: r.ID, Op: op, Owner: r.LastBy,
 		Reason: "made on another board", Src: src, Dst: s.rowPath(r)}
-	_ = s.B.AppendEvent(e) // the move stands whatever became of its line
+	// Unsynced: the database's pickup_events is this line's durable
+	// record, and each synced line cost every board an fsync per
+	// transition made anywhere.
+	_ = s.B.AppendEventUnsynced(e) // the move stands whatever became of its line
 }
