@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -96,7 +97,31 @@ func Start(dir string, opts Options) (*Server, error) {
 	if err := s.Restart(); err != nil {
 		return nil, err
 	}
+	if err := s.stopWhenGone(os.Getpid()); err != nil {
+		_ = s.Stop("immediate")
+		return nil, err
+	}
 	return s, nil
+}
+
+// stopWhenGone starts a watchdog that stops the server (immediate mode)
+// once process pid has gone: a test binary killed by its -timeout, or by
+// a person, never runs its cleanup, and its server would run on. The
+// watchdog is a shell in a session of its own, so the signals that kill
+// the test do not reach it; it checks every second.
+func (s *Server) stopWhenGone(pid int) error {
+	stop := fmt.Sprintf("%q -D %q -m immediate -w stop", filepath.Join(s.bin, "pg_ctl"), s.Data)
+	if s.asUser != "" {
+		stop = fmt.Sprintf("runuser -u %s -- %s", s.asUser, stop)
+	}
+	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 1; done; [ -f %q ] && %s", pid, filepath.Join(s.Data, "postmaster.pid"), stop)
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = s.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the server's watchdog: %w", err)
+	}
+	return cmd.Process.Release()
 }
 
 func freePort() (int, error) {
