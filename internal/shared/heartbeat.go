@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/beatmark"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
@@ -31,23 +32,14 @@ var pushRejected = gitx.PushRejected
 // emptyTree is git's empty tree, which every repository has.
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-// beatMark is the file whose mtime is the last push of owner's heartbeat
-// from this clone. It lives in the board's runtime directory (never
-// committed), so that a Claude Code hook can tell with one stat, without
-// running git, whether a push is due (BeatDue).
-func beatMark(boardDir, owner string) string {
-	return filepath.Join(boardDir, sessions.RuntimeDirName, "shared-beats", owner)
-}
+// beatKind is the folder of the runtime directory where this clone marks
+// its last push of each owner's heartbeat (package beatmark).
+const beatKind = "shared-beats"
 
 // BeatDue reports whether owner's last heartbeat push from the clone of
-// boardDir is older than every (or never happened).
+// boardDir is older than every (or never happened): one stat, no git.
 func BeatDue(boardDir, owner string, every time.Duration, now time.Time) bool {
-	info, err := os.Lstat(beatMark(boardDir, owner))
-	if err != nil || every <= 0 {
-		return true
-	}
-	age := now.Sub(info.ModTime())
-	return age < 0 || age >= every
+	return beatmark.Due(boardDir, beatKind, owner, every, now)
 }
 
 // Heartbeat pushes owner's heartbeat ref if the last push from this
@@ -56,7 +48,6 @@ func (s *Board) Heartbeat(ctx context.Context, owner string, every time.Duration
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return false, err
 	}
-	mark := beatMark(s.B.Dir, owner)
 	if !BeatDue(s.B.Dir, owner, every, time.Now()) {
 		return false, nil
 	}
@@ -79,11 +70,7 @@ func (s *Board) Heartbeat(ctx context.Context, owner string, every time.Duration
 	if _, err := s.Repo.Run(ctx, "push", "--quiet", "--no-verify", "--force", s.Remote, strings.TrimSpace(commit)+":"+ownersRef+owner); err != nil {
 		return false, s.remoteErr("heartbeat", err)
 	}
-	_ = os.MkdirAll(filepath.Dir(mark), 0o755)
-	if err := os.WriteFile(mark, nil, 0o644); err == nil {
-		now := time.Now()
-		_ = os.Chtimes(mark, now, now)
-	}
+	beatmark.Mark(s.B.Dir, beatKind, owner)
 	return true, nil
 }
 
