@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/pickup-dev/pickup/internal/proc"
 )
 
 // LockArbiter decides named locks beyond this machine: a board shared
@@ -87,20 +85,8 @@ func (l *Locks) judgeArbitrated(info *LockInfo) {
 	if info.Corrupt {
 		return
 	}
-	self := l.local()
-	if info.Process == self && self.PID != 0 {
+	if !l.judgeByProcess(info) && info.State == "" {
 		info.State = LockAlive
-		return
-	}
-	switch l.Proc.Liveness(info.Process, self) {
-	case proc.Dead:
-		info.State = LockDead
-	case proc.Alive:
-		info.State = LockAlive
-	default:
-		if info.State == "" {
-			info.State = LockAlive
-		}
 	}
 }
 

@@ -310,22 +310,35 @@ func infoOf(rec lockRecord, path string) LockInfo {
 // stale once it has not heartbeat for its TTL.
 func (l *Locks) judge(info *LockInfo, now time.Time) {
 	info.Age = max(now.Sub(info.AcquiredAt), 0)
+	if l.judgeByProcess(info) {
+		return
+	}
+	info.State = LockAlive
+	if now.Sub(info.HeartbeatAt) > info.TTL {
+		info.State = LockStale
+	}
+}
+
+// judgeByProcess sets a record's State from its holder's process where
+// that is conclusive: alive if it is this very process or runs on this
+// host, dead if it ran on this host and is gone. It reports false when
+// the process cannot tell (a holder on another host): the caller judges
+// by the heartbeat.
+func (l *Locks) judgeByProcess(info *LockInfo) bool {
 	self := l.local()
 	if info.Process == self && self.PID != 0 {
 		info.State = LockAlive // this very process
-		return
+		return true
 	}
 	switch l.Proc.Liveness(info.Process, self) {
 	case proc.Dead:
 		info.State = LockDead
+		return true
 	case proc.Alive:
 		info.State = LockAlive
-	default:
-		info.State = LockAlive
-		if now.Sub(info.HeartbeatAt) > info.TTL {
-			info.State = LockStale
-		}
+		return true
 	}
+	return false
 }
 
 func ignoreNotExist(err error) error {
