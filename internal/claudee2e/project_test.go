@@ -105,7 +105,8 @@ func newProject(t *testing.T, how setup) *project {
 	dir := t.TempDir()
 	p := &project{t: t, root: filepath.Join(dir, "repo"), home: filepath.Join(dir, "home")}
 	p.board = filepath.Join(p.root, ".spx", "sessions")
-	for _, d := range []string{p.root, p.home} {
+	tmp := filepath.Join(dir, "tmp")
+	for _, d := range []string{p.root, p.home, tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -119,6 +120,12 @@ func newProject(t *testing.T, how setup) *project {
 	p.env = append(p.env,
 		"PATH="+filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"HOME="+p.home,
+		// A temp folder of its own: Claude Code's Bash sandbox keeps its
+		// settings in $TMPDIR/claude-<uid>/ under a name made from their
+		// content, so two projects with the same settings at once (the
+		// setups run in parallel) shared one file, and the first to exit
+		// removed it under the other ("bwrap: Can't find source path").
+		"TMPDIR="+tmp,
 		"PICKUP_NO_SYNC=1",
 	)
 	p.run("git", "init", "-q")
