@@ -2,6 +2,7 @@ package pgserver
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,6 +34,9 @@ RETURNING true`
 func (s *Server) historyDue(ctx context.Context, every time.Duration, leader string) bool {
 	var due bool
 	err := s.conn.QueryRow(ctx, historyDueSQL, every.Seconds(), leader).Scan(&due)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false // not due, or another command took the turn
+	}
 	if err != nil {
 		s.dropIfBroken(err)
 		return false

@@ -288,6 +288,9 @@ func fail(err error) pgboard.Response {
 // broken reports whether err is the connection's failure, not the
 // database's answer.
 func broken(err error) bool {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false // an answer: the connection is fine
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		// The server going away answers with these before it closes.
