@@ -124,3 +124,68 @@ func TestFeed(t *testing.T) {
 		t.Errorf("the board moved a session: %v", err) // read-only: the dead keep theirs
 	}
 }
+
+// TestFeedExitJustAfterJudged: the owner's process exits (killed and
+// reaped) in the moment after the live board judged it alive, before
+// anything else happens on the board. Its exit is still seen: the judgment
+// was made with the process's pidfd already open, so the dead owner is
+// reported without waiting for another change.
+func TestFeedExitJustAfterJudged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "board")
+	b, err := sessions.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.NoSync = true
+	s, err := b.Create(sessions.Meta{Title: "the first"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("sleep", "60")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var reap sync.Once
+	kill := func() { reap.Do(func() { _ = holder.Process.Kill(); _ = holder.Wait() }) }
+	defer kill()
+	p, err := proc.Env{}.Lookup(holder.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&claim.Leases{Board: b}).Register("agent", p); err != nil {
+		t.Fatal(err)
+	}
+	c, err := claim.New(b, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Claim(s.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	f, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judgedAlive := make(chan struct{})
+	var once sync.Once
+	f.afterJudge = func(owner string, o boardview.Owner) {
+		if owner == "agent" && o.State == claim.OwnerAlive {
+			kill() // gone before the board changes again
+			once.Do(func() { close(judgedAlive) })
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got events
+	go f.Run(ctx, got.add)
+	select {
+	case <-judgedAlive:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the owner was never judged alive")
+	}
+	got.await(t, "the owner dead", func(e boardview.Event) bool {
+		j, ok := e.(boardview.Judged)
+		return ok && j.Owner.Name == "agent" && j.Owner.State == claim.OwnerDead
+	})
+}
