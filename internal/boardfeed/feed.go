@@ -47,9 +47,10 @@ type Feed struct {
 	Fetch  time.Duration
 	now    func() time.Time
 	// afterJudge, if set (by tests), runs after each judgment of an owner
-	// that Run makes, with the owner as judged: the moment a process can
-	// exit just after it was judged alive.
-	afterJudge func(owner string, o boardview.Owner)
+	// that Run makes, with the owner as judged and whether it is reported,
+	// before it is: the moment a process can exit just after it was judged
+	// alive.
+	afterJudge func(owner string, o boardview.Owner, report bool)
 
 	mu     sync.Mutex
 	logOff int64 // events.log is read up to here (a line's end)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -169,7 +170,7 @@ func TestFeedExitJustAfterJudged(t *testing.T) {
 	}
 	judgedAlive := make(chan struct{})
 	var once sync.Once
-	f.afterJudge = func(owner string, o boardview.Owner) {
+	f.afterJudge = func(owner string, o boardview.Owner, _ bool) {
 		if owner == "agent" && o.State == claim.OwnerAlive {
 			kill() // gone before the board changes again
 			once.Do(func() { close(judgedAlive) })
@@ -188,4 +189,104 @@ func TestFeedExitJustAfterJudged(t *testing.T) {
 		j, ok := e.(boardview.Judged)
 		return ok && j.Owner.Name == "agent" && j.Owner.State == claim.OwnerDead
 	})
+}
+
+// TestFeedReportsInOrder: the owner's process exits while the live board
+// is between judging it alive and reporting that. The judgment its exit
+// wakes is reported after that one, never before: the last word on the
+// owner is that it is dead.
+func TestFeedReportsInOrder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "board")
+	b, err := sessions.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.NoSync = true
+	s, err := b.Create(sessions.Meta{Title: "the first"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := claim.New(b, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Claim(s.ID); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("sleep", "60")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var reap sync.Once
+	kill := func() { reap.Do(func() { _ = holder.Process.Kill(); _ = holder.Wait() }) }
+	defer kill()
+	p, err := proc.Env{}.Lookup(holder.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases := &claim.Leases{Board: b}
+	f, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(f.leasesDir(), 0o755); err != nil {
+		t.Fatal(err) // watched from the start: the lease's arrival is seen
+	}
+	var got events
+	judgedAlive := make(chan struct{})
+	var once sync.Once
+	f.afterJudge = func(owner string, o boardview.Owner, report bool) {
+		if owner != "agent" || o.State != claim.OwnerAlive || !report {
+			return
+		}
+		once.Do(func() {
+			close(judgedAlive)
+			kill()
+			// Give the judgment that the exit wakes the time to
+			// overtake this one's report, if it could.
+			for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if len(judged(&got, "agent")) > 0 {
+					return
+				}
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.Run(ctx, got.add)
+	// The lease arrives (again, until the board has seen it): the owner
+	// is judged alive, and that judgment is reported.
+	for registered := false; !registered; {
+		if _, err := leases.Register("agent", p); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-judgedAlive:
+			registered = true
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		states := judged(&got, "agent")
+		alive := slices.Index(states, claim.OwnerAlive)
+		if alive >= 0 && slices.Contains(states[alive:], claim.OwnerDead) {
+			break // reported alive, then dead
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the owner's judgments as reported: %v; want alive, then dead", states)
+		}
+	}
+}
+
+// judged is how owner was judged in each Judged event, in order.
+func judged(e *events, owner string) []claim.OwnerState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var states []claim.OwnerState
+	for _, ev := range e.got {
+		if j, ok := ev.(boardview.Judged); ok && j.Owner.Name == owner {
+			states = append(states, j.Owner.State)
+		}
+	}
+	return states
 }

@@ -148,15 +148,15 @@ func (l *live) rejudge(owner string, report bool) {
 		l.pidWait(owner, h, func() { l.rejudge(owner, true) })
 	}
 	o, ok := f.judge(owner)
+	if f.afterJudge != nil {
+		f.afterJudge(owner, o, report)
+	}
 	if report {
 		if ok {
 			l.emit(boardview.Judged{At: f.now(), Owner: o})
 		} else {
 			l.emit(boardview.Forgotten{At: f.now(), Name: owner})
 		}
-	}
-	if f.afterJudge != nil {
-		f.afterJudge(owner, o)
 	}
 	switch o.State {
 	case claim.OwnerUnknown:
