@@ -51,6 +51,8 @@ type Feed struct {
 	// before it is: the moment a process can exit just after it was judged
 	// alive.
 	afterJudge func(owner string, o boardview.Owner, report bool)
+	// afterLocks is afterJudge for the locks.
+	afterLocks func(locks []boardview.Lock, report bool)
 
 	mu     sync.Mutex
 	logOff int64 // events.log is read up to here (a line's end)

@@ -200,6 +200,9 @@ func (l *live) relistLocks(report bool) {
 	if err != nil {
 		return
 	}
+	if f.afterLocks != nil {
+		f.afterLocks(locks, report)
+	}
 	if report {
 		l.emit(boardview.LocksListed{At: f.now(), Locks: locks})
 	}
