@@ -304,9 +304,17 @@ func (l *Leases) judge(owner string, stale time.Duration, local proc.Process) (O
 		stale = DefaultStale
 	}
 	now := l.now()
+	heard, wasHeard := l.lastHeard(owner)
 	lease, err := l.Get(owner)
 	if err != nil {
 		last, ok := l.lastClaim(owner)
+		if wasHeard && (!ok || heard.After(last)) {
+			age := now.Sub(heard)
+			if age < stale {
+				return OwnerUnknown, Lease{}, fmt.Sprintf("no lease here; last heartbeat %s ago", age.Round(time.Second))
+			}
+			return OwnerStale, Lease{}, fmt.Sprintf("no lease here; no heartbeat for %s (stale after %s)", age.Round(time.Second), stale)
+		}
 		if !ok || now.Sub(last) < stale {
 			return OwnerUnknown, Lease{}, "no lease; claimed recently"
 		}
@@ -330,11 +338,24 @@ func (l *Leases) judge(owner string, stale time.Duration, local proc.Process) (O
 	if len(unknown) > 0 {
 		why = listProcesses(unknown) + " cannot be checked from here"
 	}
-	age := now.Sub(lease.Heartbeat)
+	last := lease.Heartbeat
+	if wasHeard && heard.After(last) {
+		last = heard
+	}
+	age := now.Sub(last)
 	if age >= stale {
 		return OwnerStale, lease, fmt.Sprintf("%s; no heartbeat for %s (stale after %s)", why, age.Round(time.Second), stale)
 	}
 	return OwnerUnknown, lease, fmt.Sprintf("%s; last heartbeat %s ago", why, age.Round(time.Second))
+}
+
+// lastHeard is when owner was last heard from other than by its
+// processes here (sessions.Board.LastHeard).
+func (l *Leases) lastHeard(owner string) (time.Time, bool) {
+	if l.Board == nil || l.Board.LastHeard == nil {
+		return time.Time{}, false
+	}
+	return l.Board.LastHeard(owner)
 }
 
 // listProcesses names up to three processes, for a reason.

@@ -74,6 +74,8 @@ func TestJudge(t *testing.T) {
 		holders   []proc.Process
 		none      bool // no lease at all
 		heartbeat time.Duration
+		heard     time.Duration // 0: not heard from elsewhere
+		claimAge  time.Duration // with none: the claim's age
 		want      claim.OwnerState
 	}{
 		{name: "own process alive, silent for days", holders: []proc.Process{self}, heartbeat: 72 * time.Hour, want: claim.OwnerAlive},
@@ -89,6 +91,17 @@ func TestJudge(t *testing.T) {
 		{name: "other host, silent", holders: []proc.Process{elsewhere}, heartbeat: 31 * time.Minute, want: claim.OwnerStale},
 		{name: "no process recorded, silent", heartbeat: 31 * time.Minute, want: claim.OwnerStale},
 		{name: "no lease, recent claim", none: true, want: claim.OwnerUnknown},
+		// Heard from elsewhere (sessions.Board.LastHeard: a heartbeat
+		// in a PostgreSQL board's database): the newer of it and the
+		// lease's heartbeat counts; processes here still decide first.
+		{name: "other host, silent lease, heard recently", holders: []proc.Process{elsewhere}, heartbeat: 31 * time.Minute, heard: time.Minute, want: claim.OwnerUnknown},
+		{name: "other host, silent lease, heard long ago", holders: []proc.Process{elsewhere}, heartbeat: 31 * time.Minute, heard: 40 * time.Minute, want: claim.OwnerStale},
+		{name: "other host, recent lease, heard long ago", holders: []proc.Process{elsewhere}, heartbeat: time.Minute, heard: 40 * time.Minute, want: claim.OwnerUnknown},
+		{name: "process exited, heard recently", holders: []proc.Process{dead}, heard: time.Second, want: claim.OwnerDead},
+		{name: "own process alive, heard long ago", holders: []proc.Process{self}, heartbeat: 72 * time.Hour, heard: 72 * time.Hour, want: claim.OwnerAlive},
+		{name: "no lease, old claim, heard recently", none: true, claimAge: 31 * time.Minute, heard: time.Minute, want: claim.OwnerUnknown},
+		{name: "no lease, old claim, heard long ago", none: true, claimAge: 31 * time.Minute, heard: 40 * time.Minute, want: claim.OwnerStale},
+		{name: "no lease, recent claim, heard long ago", none: true, heard: 40 * time.Minute, want: claim.OwnerUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +114,18 @@ func TestJudge(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				l.Now = time.Now
+				// The claim's age is its file's ctime: judge from
+				// that far after it.
+				claimed := time.Now()
+				l.Now = func() time.Time { return claimed.Add(tt.claimAge) }
+			}
+			if tt.heard > 0 {
+				b.LastHeard = func(owner string) (time.Time, bool) {
+					if owner != "o" {
+						return time.Time{}, false
+					}
+					return l.Now().Add(-tt.heard), true
+				}
 			}
 			got, _, reason := l.Judge("o", 0)
 			if got != tt.want {

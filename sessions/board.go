@@ -72,6 +72,13 @@ type Board struct {
 	// When it is set, it keeps the event log itself (Record and claim's
 	// clients append nothing).
 	Arbiter func(e Event) error
+	// LastHeard, if set, says when owner was last heard from by other
+	// means than this machine's processes (a PostgreSQL board: the owner's
+	// heartbeat in the database, its age judged on the server's clock),
+	// as a time of this machine's clock, and whether it was. An owner
+	// whose processes here prove nothing is judged stale only that long
+	// after the newer of this and its lease's heartbeat (claim.Leases).
+	LastHeard func(owner string) (time.Time, bool)
 	// IDSuffix, if set, goes into every id Create makes (a shared board's
 	// per-clone suffix, so that clones never make the same id).
 	IDSuffix string

@@ -1,14 +1,14 @@
 package pgboard
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -48,7 +48,7 @@ func (s *Board) see(id, place string, version, fence int64) {
 	defer unlock()
 	v := s.loadView()
 	if v.Rows[id].Version < version {
-		v.Rows[id] = seen{Place: place, Version: version, Fence: fence}
+		v.set(id, seen{Place: place, Version: version, Fence: fence})
 		_ = s.saveView(v)
 	}
 }
@@ -94,10 +94,7 @@ func (s *Board) refresh(first bool) (bool, error) {
 		return false, err
 	}
 	defer unlock()
-	s.mu.Lock()
-	s.beats = res.Beats
-	s.mu.Unlock()
-	s.seeBeats(res.Beats)
+	s.hear(res.Beats)
 	view := s.loadView()
 	// The new horizon: the state's, held back to the oldest row that
 	// is left to a local transition (shown here at an older version), so
@@ -120,11 +117,11 @@ func (s *Board) refresh(first bool) (bool, error) {
 		}
 		switch {
 		case cur == want || (!known && exists(want) && !first):
-			view.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+			view.set(r.ID, seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence})
 			dirty = true
 		case known && !exists(cur):
 			if exists(want) {
-				view.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+				view.set(r.ID, seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence})
 				dirty = true
 			} else {
 				hold(r) // a local transition moved it: its arbiter decides
@@ -256,42 +253,105 @@ func (s *Board) Beat(owner string) error {
 	return nil
 }
 
-// seeBeats renews here the lease of every owner whose heartbeat in the
-// database moved since this board last looked, unless the owner has a
-// process on this machine (which speaks for it): an owner on another
-// machine is then judged stale only `stale` after its last heartbeat
-// anywhere. The lock must be held.
-func (s *Board) seeBeats(beats []Beat) {
+// hear records the owners' heartbeats that a Refresh read (the lock
+// must be held): on this machine's clock, each is now less its age on the
+// server's clock, so that neither clock's offset counts. They are also
+// kept in .pickup/pg-heard for the processes that judge owners without a
+// Refresh of their own, each owner's newest.
+//
+// An owner on another machine, whose processes cannot be checked from
+// here, is then judged stale only `stale` after its last heartbeat
+// anywhere (sessions.Board.LastHeard), with nothing written for it here:
+// an owner's heartbeat moves at each of its transitions, and renewing a
+// lease file of each such owner at every command cost a fifth of a
+// command's time in a 16-agent drain.
+func (s *Board) hear(beats []Beat) {
+	now := time.Now()
+	if s.B.Now != nil {
+		now = s.B.Now()
+	}
+	heard := make(map[string]time.Time, len(beats))
+	for _, b := range beats {
+		heard[b.Owner] = now.Add(-time.Duration(b.AgeMS) * time.Millisecond)
+	}
+	s.mu.Lock()
+	s.beats, s.heard = beats, heard
+	s.mu.Unlock()
 	if len(beats) == 0 {
 		return
 	}
-	path := filepath.Join(s.B.RuntimeDir(), "pg-beats.json")
-	seen := map[string]string{}
-	if data, err := fsx.ReadRegular(path); err == nil {
-		_ = json.Unmarshal(data, &seen)
-	}
-	leases := &claim.Leases{Board: s.B}
+	kept := s.readHeard()
 	changed := false
-	for _, b := range beats {
-		if seen[b.Owner] == b.At || sessions.ValidateOwner(b.Owner) != nil {
-			continue
+	for owner, at := range heard {
+		// A second is the file's grain: the stale periods are minutes.
+		if at.Sub(kept[owner]) >= time.Second {
+			kept[owner], changed = at, true
 		}
-		seen[b.Owner] = b.At
-		changed = true
-		if l, err := leases.Get(b.Owner); err == nil && len(l.Holders) > 0 {
-			continue // an owner of this machine
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		_, _ = leases.Heartbeat(b.Owner)
 	}
 	if !changed {
 		return
 	}
-	if data, err := json.Marshal(seen); err == nil {
-		tmp := path + "." + strconv.Itoa(os.Getpid())
-		if os.WriteFile(tmp, data, 0o644) == nil {
-			_ = os.Rename(tmp, path)
+	data := make([]byte, 0, 32*len(kept)+len(heardHeader))
+	data = append(data, heardHeader...)
+	for owner, at := range kept {
+		if sessions.ValidateOwner(owner) != nil {
+			continue
+		}
+		data = append(data, owner...)
+		data = append(data, ' ')
+		data = strconv.AppendInt(data, at.UnixMilli(), 10)
+		data = append(data, '\n')
+	}
+	path := s.heardPath()
+	tmp := path + "." + strconv.Itoa(os.Getpid())
+	if os.WriteFile(tmp, data, 0o644) == nil {
+		_ = os.Rename(tmp, path)
+	}
+}
+
+// heardHeader begins .pickup/pg-heard; a line per owner follows: the
+// owner and when it last heartbeat, in Unix milliseconds of this
+// machine's clock.
+const heardHeader = "pickup-pg-heard 1\n"
+
+func (s *Board) heardPath() string { return filepath.Join(s.B.RuntimeDir(), "pg-heard") }
+
+// readHeard reads .pickup/pg-heard (empty if there is none or it is not
+// of this format).
+func (s *Board) readHeard() map[string]time.Time {
+	kept := map[string]time.Time{}
+	data, err := fsx.ReadRegular(s.heardPath())
+	if err != nil {
+		return kept
+	}
+	rest, ok := bytes.CutPrefix(data, []byte(heardHeader))
+	if !ok {
+		return kept
+	}
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		owner, ms, ok := bytes.Cut(line, []byte{' '})
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(string(ms), 10, 64); err == nil {
+			kept[string(owner)] = time.UnixMilli(n)
 		}
 	}
+	return kept
+}
+
+// LastHeard is when owner last heartbeat in the database, on this
+// machine's clock (sessions.Board.LastHeard): as this process's last
+// Refresh read it, else as .pickup/pg-heard keeps it.
+func (s *Board) LastHeard(owner string) (time.Time, bool) {
+	s.mu.Lock()
+	heard := s.heard
+	s.mu.Unlock()
+	if heard == nil {
+		heard = s.readHeard()
+	}
+	at, ok := heard[owner]
+	return at, ok
 }

@@ -159,6 +159,9 @@ type Board struct {
 	mu     sync.Mutex
 	opened *Response // open's answer: the state, for the first Refresh
 	beats  []Beat    // the last Refresh's (Beats)
+	// heard: when each owner last heartbeat in the database, on this
+	// machine's clock, as the last Refresh read it (LastHeard).
+	heard map[string]time.Time
 	// historyEvery: the state reads ask whether a history push is due
 	// (history.go); historyDue: one said so, and took the turn.
 	historyEvery time.Duration
@@ -271,6 +274,7 @@ func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*B
 	}
 	b.IDSuffix = suffix
 	b.Arbiter = s.Arbiter
+	b.LastHeard = s.LastHeard
 	return s, nil
 }
 

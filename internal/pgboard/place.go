@@ -105,7 +105,7 @@ func (s *Board) placeRowIn(v *view, r Row, from string, onlyFrom bool) (placed b
 		}
 	}
 	if v.Rows[r.ID].Version < r.Version {
-		v.Rows[r.ID] = seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence}
+		v.set(r.ID, seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence})
 	}
 	return true, nil
 }

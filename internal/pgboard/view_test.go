@@ -1,6 +1,7 @@
 package pgboard
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,7 +33,7 @@ func TestViewFormats(t *testing.T) {
 	if err := s.saveView(want); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.loadView(); !reflect.DeepEqual(got, want) {
+	if got := s.loadView(); got.Through != want.Through || !reflect.DeepEqual(got.Rows, want.Rows) {
 		t.Errorf("loadView = %+v, want %+v", got, want)
 	}
 	if got := s.viewThrough(); got != 812 {
@@ -73,5 +74,91 @@ func TestViewFormats(t *testing.T) {
 	}
 	if got := s.loadView(); got.Through != 0 || len(got.Rows) != 0 {
 		t.Errorf("loadView of a damaged view = %+v, want none", got)
+	}
+}
+
+// TestViewAppends: a save appends the rows set since the view was read
+// and the new horizon, and the view read back is the newest of each row
+// and the greatest horizon, also for a reader without the lock
+// (viewThrough); a line being appended (no newline yet) is left out; the
+// file is rewritten whole once the appended lines outnumber the rows; a
+// view of version 1 is read.
+func TestViewAppends(t *testing.T) {
+	b, err := sessions.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(b.RuntimeDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &Board{B: b}
+	v := &view{Through: 10, Rows: map[string]seen{"a": {Place: "todo", Version: 1}, "b": {Place: "todo", Version: 2}}}
+	if err := s.saveView(v); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(s.viewPath())
+
+	v = s.loadView()
+	v.set("a", seen{Place: "doing/x", Version: 5, Fence: 3})
+	v.set("b", seen{Place: "todo", Version: 2}) // unchanged: no line
+	v.Through = 20
+	if err := s.saveView(v); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(s.viewPath())
+	if got, want := string(data), string(whole)+"a doing/x 5 3\n@through 20\n"; got != want {
+		t.Fatalf("after an append the view is\n%s\nwant\n%s", got, want)
+	}
+	got := s.loadView()
+	if got.Through != 20 || got.Rows["a"] != (seen{Place: "doing/x", Version: 5, Fence: 3}) || got.Rows["b"].Version != 2 {
+		t.Errorf("loadView after an append = %+v", got)
+	}
+	if th := s.viewThrough(); th != 20 {
+		t.Errorf("viewThrough after an append = %d, want 20", th)
+	}
+
+	// An older line appended after a newer one (two saves in an order
+	// the lock does not give, or a hand edit) never wins.
+	if err := appendFile(s.viewPath(), []byte("a todo 4 0\n@through 15\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.loadView(); got.Rows["a"].Version != 5 || got.Through != 20 {
+		t.Errorf("an older line won: %+v", got)
+	}
+
+	// A line being written: left out.
+	if err := appendFile(s.viewPath(), []byte("@through 99\nb doing/y 9")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.loadView(); got.Rows["b"].Version != 2 || got.Through != 99 {
+		t.Errorf("a line without its newline counted, or the one before it did not: %+v", got)
+	}
+	if th := s.viewThrough(); th != 99 {
+		t.Errorf("viewThrough = %d, want 99", th)
+	}
+
+	// Many saves: the file stays within twice the rows (plus 64 lines).
+	for i := range 300 {
+		v := s.loadView()
+		v.set("a", seen{Place: "todo", Version: int64(100 + i)})
+		v.Through = int64(100 + i)
+		if err := s.saveView(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ = os.ReadFile(s.viewPath())
+	if n := bytes.Count(data, []byte("\n")); n > 2*2+64+2 {
+		t.Errorf("the view has %d lines for 2 rows: never rewritten", n)
+	}
+	if got := s.loadView(); got.Rows["a"].Version != 399 || got.Through != 399 || got.Rows["b"].Version != 2 {
+		t.Errorf("after the rewrites: %+v", got)
+	}
+
+	// Version 1 (no appended lines) is read.
+	if err := os.WriteFile(s.viewPath(), []byte("pickup-pg-view 1 7\nc done 3 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.loadView(); got.Through != 7 || got.Rows["c"] != (seen{Place: "done", Version: 3, Fence: 1}) {
+		t.Errorf("a version 1 view read as %+v", got)
 	}
 }
