@@ -3,6 +3,7 @@ package boardfeed
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -301,6 +302,15 @@ func (l *live) watchRuntime() {
 			switch {
 			case e.Has(fsnotify.Create) && (e.Name == f.B.RuntimeDir() || e.Name == leases || e.Name == locks):
 				add()
+				// What was made in them before they were watched made
+				// no event: a lease written with its directory.
+				entries, _ := os.ReadDir(leases)
+				for _, d := range entries {
+					if owner, ok := strings.CutSuffix(d.Name(), ".json"); ok && sessions.ValidateOwner(owner) == nil {
+						l.rejudge(owner, true)
+					}
+				}
+				l.relistLocks(true)
 			case dir == leases && strings.HasSuffix(name, ".json"):
 				l.rejudge(strings.TrimSuffix(name, ".json"), true)
 			case dir == locks && !strings.HasPrefix(name, "."):

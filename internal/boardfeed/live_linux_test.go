@@ -222,6 +222,13 @@ func TestFeedReportsInOrder(t *testing.T) {
 	}
 }
 
+// has reports whether an event that ok accepts was reported.
+func (e *events) has(ok func(boardview.Event) bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.ContainsFunc(e.got, ok)
+}
+
 // judged is how owner was judged in each Judged event, in order.
 func judged(e *events, owner string) []claim.OwnerState {
 	e.mu.Lock()
@@ -259,6 +266,53 @@ func TestFeedHolderOfLeaseAndLock(t *testing.T) {
 	})
 	within(t, "the owner judged alive", ownerAlive)
 	within(t, "the lock listed alive", lockAlive)
+	h.kill()
+	got.await(t, "the owner dead", ownerDead("agent"))
+	got.await(t, "the lock dead", lockDead("deploy"))
+}
+
+// TestFeedRuntimeDirsMadeWhole: the leases and locks directories appear
+// with a lease and a lock already in them (made elsewhere and renamed in,
+// or written before the board's watch on the new directory was added).
+// Neither makes an event of its own, and both are reported.
+func TestFeedRuntimeDirsMadeWhole(t *testing.T) {
+	h := newHeldBoard(t)
+	elsewhere, err := sessions.Init(filepath.Join(t.TempDir(), "elsewhere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&claim.Leases{Board: elsewhere}).Register("agent", h.holder); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claim.BoardLocks(elsewhere).Lock(context.Background(), "deploy", claim.WithLockProcess(h.holder)); err != nil {
+		t.Fatal(err)
+	}
+	got := h.run(t, func(*Feed, *events) {})
+	// The watchers are set up once a change of events.log is reported:
+	// sessions are made until one is.
+	logged := func(e boardview.Event) bool { _, ok := e.(boardview.Logged); return ok }
+	for deadline := time.Now().Add(5 * time.Second); !got.has(logged); {
+		if time.Now().After(deadline) {
+			t.Fatal("no change of events.log reported in 5 s")
+		}
+		if _, err := h.b.Create(sessions.Meta{Title: "another"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, d := range []string{"leases", claim.LocksDirName} {
+		if err := os.Rename(filepath.Join(elsewhere.RuntimeDir(), d), filepath.Join(h.b.RuntimeDir(), d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got.await(t, "the owner alive", func(e boardview.Event) bool {
+		j, ok := e.(boardview.Judged)
+		return ok && j.Owner.Name == "agent" && j.Owner.State == claim.OwnerAlive
+	})
+	got.await(t, "the lock alive", func(e boardview.Event) bool {
+		l, ok := e.(boardview.LocksListed)
+		return ok && len(l.Locks) == 1 && l.Locks[0].Key == "deploy" && l.Locks[0].State == claim.LockAlive
+	})
 	h.kill()
 	got.await(t, "the owner dead", ownerDead("agent"))
 	got.await(t, "the lock dead", lockDead("deploy"))
