@@ -46,6 +46,13 @@ type Feed struct {
 	Remote string
 	Fetch  time.Duration
 	now    func() time.Time
+	// afterJudge, if set (by tests), runs after each judgment of an owner
+	// that Run makes, with the owner as judged and whether it is reported,
+	// before it is: the moment a process can exit just after it was judged
+	// alive.
+	afterJudge func(owner string, o boardview.Owner, report bool)
+	// afterLocks is afterJudge for the locks.
+	afterLocks func(locks []boardview.Lock, report bool)
 
 	mu     sync.Mutex
 	logOff int64 // events.log is read up to here (a line's end)

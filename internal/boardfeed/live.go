@@ -3,8 +3,10 @@ package boardfeed
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -19,12 +21,15 @@ type live struct {
 	f      *Feed
 	ctx    context.Context
 	out    chan boardview.Event
-	waited map[string]bool      // processes whose exit is awaited (pidWait)
+	waited map[string]bool      // processes whose exit is awaited, and for what (pidWait)
 	due    map[string]time.Time // owner → when its judgment changes by itself ("" key: the locks)
 	timer  *time.Timer
 	// stop is a pipe's read end that turns readable (hung up) when ctx
 	// ends: what wakes the goroutines blocked in poll(2) on pidfds.
 	stop int
+	// judging serializes the judgments and their reports: a report made
+	// from an older look at the board never comes after a newer one's.
+	judging sync.Mutex
 }
 
 func (l *live) stopFd() int { return l.stop }
@@ -136,8 +141,17 @@ func (l *live) change(c claim.Change) {
 // it alive, or the moment its heartbeat grows stale.
 func (l *live) rejudge(owner string, report bool) {
 	f := l.f
-	state, lease, _ := f.leases.Judge(owner, f.stale)
+	l.judging.Lock()
+	defer l.judging.Unlock()
+	// Its holders' exits are awaited before the judgment (see pidWait).
+	lease, _ := f.leases.Get(owner)
+	for _, h := range lease.Holders {
+		l.pidWait(owner, h, func() { l.rejudge(owner, true) })
+	}
 	o, ok := f.judge(owner)
+	if f.afterJudge != nil {
+		f.afterJudge(owner, o, report)
+	}
 	if report {
 		if ok {
 			l.emit(boardview.Judged{At: f.now(), Owner: o})
@@ -145,18 +159,10 @@ func (l *live) rejudge(owner string, report bool) {
 			l.emit(boardview.Forgotten{At: f.now(), Name: owner})
 		}
 	}
-	switch state {
-	case claim.OwnerAlive:
-		self := f.leases.Proc.Self()
-		for _, h := range lease.Holders {
-			if f.leases.Proc.Liveness(h, self) == proc.Alive {
-				l.pidWait(h, func() { l.rejudge(owner, true) })
-			}
-		}
-		l.setDue(owner, time.Time{})
+	switch o.State {
 	case claim.OwnerUnknown:
-		last := lease.Heartbeat
-		if lease.Created.IsZero() {
+		last := o.Heartbeat
+		if o.LeaseCreated.IsZero() {
 			// Without a lease its newest claim stands in for a heartbeat.
 			list, _ := f.B.ListOwner(owner)
 			for _, s := range list {
@@ -177,22 +183,36 @@ func (l *live) rejudge(owner string, report bool) {
 // changes their states next: a holder's exit, a TTL running out.
 func (l *live) relistLocks(report bool) {
 	f := l.f
+	l.judging.Lock()
+	defer l.judging.Unlock()
+	// The holders' exits are awaited before the locks are judged (see
+	// pidWait): a first listing names them, the second judges.
+	held, err := f.locks.List()
+	if err != nil {
+		return
+	}
+	awaited := map[proc.Process]bool{}
+	for _, k := range held {
+		if k.State == claim.LockAlive && l.pidWait("", k.Process, func() { l.relistLocks(true) }) {
+			awaited[k.Process] = true
+		}
+	}
 	locks, err := f.listLocks()
 	if err != nil {
 		return
+	}
+	if f.afterLocks != nil {
+		f.afterLocks(locks, report)
 	}
 	if report {
 		l.emit(boardview.LocksListed{At: f.now(), Locks: locks})
 	}
 	var next time.Time
-	self := f.locks.Proc.Self()
 	for _, k := range locks {
-		if k.State != claim.LockAlive {
+		if k.State != claim.LockAlive || awaited[k.Process] {
 			continue
 		}
-		if f.locks.Proc.Liveness(k.Process, self) == proc.Alive {
-			l.pidWait(k.Process, func() { l.relistLocks(true) })
-		} else if end := k.HeartbeatAt.Add(k.TTL); k.TTL > 0 && (next.IsZero() || end.Before(next)) {
+		if end := k.HeartbeatAt.Add(k.TTL); k.TTL > 0 && (next.IsZero() || end.Before(next)) {
 			next = end
 		}
 	}
@@ -282,6 +302,15 @@ func (l *live) watchRuntime() {
 			switch {
 			case e.Has(fsnotify.Create) && (e.Name == f.B.RuntimeDir() || e.Name == leases || e.Name == locks):
 				add()
+				// What was made in them before they were watched made
+				// no event: a lease written with its directory.
+				entries, _ := os.ReadDir(leases)
+				for _, d := range entries {
+					if owner, ok := strings.CutSuffix(d.Name(), ".json"); ok && sessions.ValidateOwner(owner) == nil {
+						l.rejudge(owner, true)
+					}
+				}
+				l.relistLocks(true)
 			case dir == leases && strings.HasSuffix(name, ".json"):
 				l.rejudge(strings.TrimSuffix(name, ".json"), true)
 			case dir == locks && !strings.HasPrefix(name, "."):

@@ -10,37 +10,46 @@ import (
 
 // pidWait calls exited once p exits, however long that takes, at no cost
 // meanwhile: a goroutine blocks in poll(2) on a pidfd of p, which the
-// kernel makes readable when p exits. It does nothing if p is already
-// awaited. If p cannot be awaited (gone already, another pid namespace),
-// exited runs at once: its caller judges again, which is always right.
-func (l *live) pidWait(p proc.Process, exited func()) {
-	key := fmt.Sprintf("%s/%d/%d/%d", p.BootID, p.PidNS, p.PID, p.Start)
+// kernel makes readable when p exits. It reports whether p's exit is
+// awaited for what (an owner's name, "" for the locks): now, or already
+// by an earlier call. A p that does not run here (gone already, of
+// another host or pid namespace) is not awaited: it has no exit to come.
+//
+// Its caller judges after it, never before: an exit after the pidfd is
+// open wakes the poller, however the judgment that follows saw p, and one
+// before it is seen by that judgment. A judgment made first, with the
+// wait set up after, misses an exit in between (it says alive, and p is
+// gone by the time its pidfd would be opened).
+func (l *live) pidWait(what string, p proc.Process, exited func()) bool {
+	key := fmt.Sprintf("%q %s/%d/%d/%d", what, p.BootID, p.PidNS, p.PID, p.Start)
 	l.f.mu.Lock()
 	if l.waited[key] {
 		l.f.mu.Unlock()
-		return
+		return true
 	}
 	l.waited[key] = true
 	l.f.mu.Unlock()
-	done := func() {
+	unmark := func() {
 		l.f.mu.Lock()
 		delete(l.waited, key)
 		l.f.mu.Unlock()
-		if l.ctx.Err() == nil {
-			exited()
-		}
 	}
 	fd, err := unix.PidfdOpen(p.PID, 0)
 	if err != nil {
-		go done()
-		return
+		unmark()
+		if err == unix.ESRCH {
+			return false
+		}
+		// No pidfds here (an old kernel, a seccomp filter): as on other
+		// systems, a death is seen at the next change of the board.
+		return l.f.leases.Proc.Liveness(p, l.f.leases.Proc.Self()) == proc.Alive
 	}
-	// The pid may have been reused between the judgment and the open:
-	// the pidfd must be of the process judged alive.
+	// Judged after the open: the pidfd is of the process recorded (not
+	// one that reused its pid), and it ran when the pidfd was opened.
 	if l.f.leases.Proc.Liveness(p, l.f.leases.Proc.Self()) != proc.Alive {
 		unix.Close(fd)
-		go done()
-		return
+		unmark()
+		return false
 	}
 	go func() {
 		defer unix.Close(fd)
@@ -53,10 +62,14 @@ func (l *live) pidWait(p proc.Process, exited func()) {
 			}
 			break
 		}
-		if fds[0].Revents != 0 {
-			done()
+		// p exited, or the run ended (the stop pipe hung up), or poll
+		// failed: then a judgment again is what is right.
+		unmark()
+		if l.ctx.Err() == nil {
+			exited()
 		}
 	}()
+	return true
 }
 
 // startStop makes l.stop, which the pollers of pidWait also wait on: the

@@ -9,8 +9,12 @@ import (
 	"github.com/pickup-dev/pickup/internal/proc"
 )
 
-// pidWait: without pidfds a death is seen at the next change of the board.
-func (l *live) pidWait(proc.Process, func()) {}
+// pidWait: without pidfds a death is seen at the next change of the
+// board. A p that runs counts as awaited: its judgment changes by its exit
+// alone, not by a moment to set the timer to.
+func (l *live) pidWait(_ string, p proc.Process, _ func()) bool {
+	return l.f.leases.Proc.Liveness(p, l.f.leases.Proc.Self()) == proc.Alive
+}
 
 func (l *live) startStop() {}
 

@@ -24,7 +24,9 @@
 // is everything when /proc is not this namespace's own (a sandbox that did
 // not mount a new /proc): only heartbeats can tell whether it lives. A pid
 // that kill(2) can see but /proc hides (hidepid) is Alive: when in doubt, a
-// claim stays where it is.
+// claim stays where it is. It reads /proc before it asks kill(2), so that a
+// process that exits and is reaped while it is judged is seen dead by one
+// of the two looks, never taken for a hidden one.
 //
 // The start time, boot id and namespace come from /proc, so they exist on
 // Linux only. Elsewhere Start is 0, BootID "" and PidNS 0, and liveness

@@ -81,6 +81,8 @@ type Env struct {
 	ProcRoot string
 	// PID replaces os.Getpid() as the calling process.
 	PID int
+	// Signal0 replaces kill(pid, 0), which tells whether a pid exists.
+	Signal0 func(pid int) error
 
 	// memo, set by Memoized, keeps what this Env learns of the calling
 	// process and its machine.
@@ -219,27 +221,36 @@ func (e Env) Liveness(p, local Process) Liveness {
 	if !comparable(p, local) {
 		return Unknown
 	}
-	switch err := signal0(p.PID); {
+	// /proc first, kill(2) after. A process that exits and is reaped
+	// between the two looks is then seen dead by one of them: a zombie or
+	// another start time in /proc, or no such pid for kill(2). The other
+	// order saw it exist (a zombie), then missing from /proc, and took
+	// that for a process /proc hides: alive, though it had exited.
+	st, err := e.stat(p.PID)
+	if err == nil && st.zombie {
+		return Dead
+	}
+	if err == nil && p.Start != 0 && st.start != 0 && st.start != p.Start {
+		return Dead // the pid was reused
+	}
+	switch err := e.signal0(p.PID); {
 	case err == nil, errors.Is(err, syscall.EPERM):
-		// It exists (EPERM: it belongs to another user).
+		// It exists (EPERM: it belongs to another user). If /proc did
+		// not show it, /proc hides it (hidepid): a claim stays where it
+		// is when in doubt.
+		return Alive
 	case errors.Is(err, syscall.ESRCH):
 		return Dead
 	default:
 		return Unknown // this system cannot tell
 	}
-	st, err := e.stat(p.PID)
-	if err != nil {
-		// /proc hides the process, or it exited a moment ago: kill(2)
-		// said it exists, and a claim stays where it is when in doubt.
-		return Alive
+}
+
+func (e Env) signal0(pid int) error {
+	if e.Signal0 != nil {
+		return e.Signal0(pid)
 	}
-	if st.zombie {
-		return Dead
-	}
-	if p.Start != 0 && st.start != 0 && st.start != p.Start {
-		return Dead // the pid was reused
-	}
-	return Alive
+	return signal0(pid)
 }
 
 // stat is what the process table says about one pid.

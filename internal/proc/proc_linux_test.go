@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeProc is a /proc tree written by a test.
@@ -98,6 +100,90 @@ func TestEnvFake(t *testing.T) {
 	other.PidNS++
 	if l := env.Liveness(other, local); l != Unknown {
 		t.Errorf("process of another pid namespace is %v, want unknown", l)
+	}
+}
+
+// TestLivenessWhileExiting: a process that exits, or is reaped, while it
+// is being judged. Whatever moment the two looks (/proc and kill(2)) fall
+// on, a process that had exited when the judgment began is never called
+// alive: one that is reaped between them once was (a zombie to kill(2),
+// then missing from /proc, taken for a process that /proc hides).
+func TestLivenessWhileExiting(t *testing.T) {
+	const pid, start = 4242, 500
+	tests := []struct {
+		name  string
+		state string // in /proc when the judgment begins; "" absent
+		// kill is what kill(pid, 0) finds; reap, that the process is
+		// reaped (gone from /proc) as kill(2) looks.
+		kill error
+		reap bool
+		want Liveness
+	}{
+		{"runs", "S", nil, false, Alive},
+		{"hidden by /proc", "", nil, false, Alive},
+		{"exits and is reaped between the looks", "S", syscall.ESRCH, true, Dead},
+		{"a zombie reaped between the looks", "Z", nil, true, Dead},
+		{"a zombie", "Z", nil, false, Dead},
+		{"gone", "", syscall.ESRCH, false, Dead},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			self := os.Getpid()
+			f := newFakeProc(t, self, 4026532000)
+			f.process(self, "pickup", "S", 1, 99, "/usr/bin/pickup")
+			if tt.state != "" {
+				f.process(pid, "agent", tt.state, self, start, "")
+			}
+			env := f.env(self)
+			env.Signal0 = func(p int) error {
+				if p != pid {
+					t.Fatalf("kill(%d, 0), want only %d", p, pid)
+				}
+				if tt.reap {
+					if err := os.RemoveAll(filepath.Join(f.root, strconv.Itoa(pid))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return tt.kill
+			}
+			local := env.Self()
+			p := local
+			p.PID, p.Start, p.Exe = pid, start, ""
+			if got := env.Liveness(p, local); got != tt.want {
+				t.Errorf("Liveness = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLivenessZombieReapedWhileJudged: a real zombie, reaped by its parent
+// (the test) the moment kill(2) has looked at it, is dead, as the real
+// /proc tells.
+func TestLivenessZombieReapedWhileJudged(t *testing.T) {
+	cmd := startSleep(t)
+	child, err := Lookup(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Not waited for yet: a zombie once the signal is delivered.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := (Env{}).stat(child.PID); err == nil && st.zombie {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed child never became a zombie")
+		}
+	}
+	env := Env{Signal0: func(pid int) error {
+		err := signal0(pid)
+		_ = cmd.Wait() // reaped right after kill(2) found it
+		return err
+	}}
+	if l := env.Liveness(child, env.Self()); l != Dead {
+		t.Fatalf("zombie reaped while judged is %v, want dead", l)
 	}
 }
 
