@@ -154,7 +154,7 @@ func (s *Board) lost(e sessions.Event, res Response) error {
 		return errors.Join(ce, err)
 	}
 	defer unlock()
-	if v := s.loadView().Rows[e.ID]; v.Version > r.Version {
+	if v := s.loadView().row(e.ID); v.Version > r.Version {
 		// A Refresh of another process here has seen a newer row than
 		// this answer (the session moved on meanwhile): place the
 		// session by the database's row now, not by this old one.

@@ -39,7 +39,7 @@ func (s *Board) setAsideCopies(rows []Row) (int, error) {
 		if len(paths) < 2 {
 			continue
 		}
-		v := view.Rows[r.ID]
+		v := view.row(r.ID)
 		want := s.rowPath(r)
 		if v.Version != r.Version || v.Place != place(r.State, r.Owner) || !exists(want) {
 			continue // not current here, or not where the database has it

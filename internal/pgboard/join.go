@@ -77,7 +77,7 @@ func (s *Board) localRows() ([]Row, error) {
 			if !ok || !e.Type().IsRegular() || sessions.ValidateID(id) != nil {
 				continue
 			}
-			if _, known := view.Rows[id]; known {
+			if _, known := view.get(id); known {
 				continue
 			}
 			body, err := fsx.ReadRegular(filepath.Join(dir, e.Name()))

@@ -47,7 +47,7 @@ func (s *Board) see(id, place string, version, fence int64) {
 	}
 	defer unlock()
 	v := s.loadView()
-	if v.Rows[id].Version < version {
+	if v.row(id).Version < version {
 		v.set(id, seen{Place: place, Version: version, Fence: fence})
 		_ = s.saveView(v)
 	}
@@ -60,7 +60,7 @@ func (s *Board) fenceSeen(id string) int64 {
 		return 0
 	}
 	defer unlock()
-	return s.loadView().Rows[id].Fence
+	return s.loadView().row(id).Fence
 }
 
 // Refresh brings the board directory in line with the database: every
@@ -104,8 +104,13 @@ func (s *Board) refresh(first bool) (bool, error) {
 	var need []Row
 	from := map[string]string{}
 	dirty := false
+	ids := make([]string, len(res.Rows))
+	for i, r := range res.Rows {
+		ids[i] = r.ID
+	}
+	view.prefetch(ids)
 	for _, r := range res.Rows {
-		v, known := view.Rows[r.ID]
+		v, known := view.get(r.ID)
 		if r.Version <= v.Version {
 			continue
 		}

@@ -104,7 +104,7 @@ func TestLostAfterNewerRefresh(t *testing.T) {
 	// Whichever place it is in, the view says that place: a later Refresh
 	// (the database now at done, version 6) then puts it in done/.
 	unlock, _ := s.lock()
-	v := s.loadView().Rows[raceID]
+	v := s.loadView().row(raceID)
 	unlock()
 	if v.Place != got[0] {
 		t.Fatalf("the session is in %s but the view says %s (version %d): no Refresh would ever move it", got[0], v.Place, v.Version)

@@ -60,7 +60,7 @@ func (s *Board) placeRowIn(v *view, r Row, from string, onlyFrom bool) (placed b
 			s.logMirrored(r, from, moved)
 		}
 	}()
-	if shown := v.Rows[r.ID]; shown.Version > r.Version {
+	if shown := v.row(r.ID); shown.Version > r.Version {
 		// r is older than what this board already shows (a lost
 		// transition's answer, overtaken by a Refresh of another
 		// process here): never put the session back by it.
@@ -104,7 +104,7 @@ func (s *Board) placeRowIn(v *view, r Row, from string, onlyFrom bool) (placed b
 			}
 		}
 	}
-	if v.Rows[r.ID].Version < r.Version {
+	if v.row(r.ID).Version < r.Version {
 		v.set(r.ID, seen{Place: place(r.State, r.Owner), Version: r.Version, Fence: r.Fence})
 	}
 	return true, nil

@@ -36,110 +36,238 @@ func (s *Board) legacyViewPath() string { return filepath.Join(s.B.RuntimeDir(),
 // row written by a transaction before it is shown here at least at the
 // version that Refresh saw, so the next Refresh reads only the rows
 // written from it on.
+//
+// A command looks up a few rows (those that changed since its board's
+// last read, the one it moves), so a view read from the file is not
+// parsed whole: get finds a row's lines in the file's bytes. A view of
+// thousands of sessions parsed whole took most of a command's time.
 type view struct {
-	Through int64           `json:"through"`
-	Rows    map[string]seen `json:"rows"`
-	legacy  bool            // read from legacyViewPath
+	Through int64
+	legacy  bool // read from legacyViewPath
+
+	rows  map[string]seen // rows looked up or set; every row if whole
+	whole bool            // rows has every row (no file, or parsed all)
+	data  []byte          // the file's row and horizon lines as read, from the newline that ends its header
 
 	// What the file holds: its row and horizon lines (0: no file of
-	// the line format) and horizon as read or last saved, and the rows
-	// set since (saveView appends only those).
+	// the line format), the rows it had when last written whole, its
+	// horizon as read or last saved, and the rows set since (saveView
+	// appends only those).
 	lines       int
+	baseRows    int
 	torn        bool // its last line lacks its newline (a write cut short)
 	fileThrough int64
 	touched     []string
 }
 
-// set records that this board shows session id as r.
-func (v *view) set(id string, r seen) {
-	if old, ok := v.Rows[id]; ok && old == r {
+// newView is a view of rows, with no file behind it.
+func newView(through int64, rows map[string]seen) *view {
+	if rows == nil {
+		rows = map[string]seen{}
+	}
+	return &view{Through: through, rows: rows, whole: true}
+}
+
+// get is what this board shows of session id, if anything.
+// A row with no place in rows is one looked up and not shown.
+func (v *view) get(id string) (seen, bool) {
+	if r, ok := v.rows[id]; ok || v.whole {
+		return r, ok && r.Place != ""
+	}
+	r, ok := findRow(v.data, id)
+	v.rows[id] = r
+	return r, ok
+}
+
+// prefetch looks up the rows of ids in one pass over the file's lines:
+// a Refresh looks up every row it read, and one pass each cost a command
+// more than parsing the whole view.
+func (v *view) prefetch(ids []string) {
+	if v.whole || len(ids) < 2 {
 		return
 	}
-	v.Rows[id] = r
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if _, ok := v.rows[id]; !ok {
+			want[id] = true
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	forLines(v.data, func(id, place []byte, version, fence int64) {
+		if !want[string(id)] {
+			return
+		}
+		if cur, ok := v.rows[string(id)]; ok && version < cur.Version {
+			return
+		}
+		v.rows[string(id)] = seen{Place: string(place), Version: version, Fence: fence}
+	})
+	for id := range want {
+		if _, ok := v.rows[id]; !ok {
+			v.rows[id] = seen{} // not shown here: known without a look
+		}
+	}
+}
+
+// row is get without whether it is shown.
+func (v *view) row(id string) seen {
+	r, _ := v.get(id)
+	return r
+}
+
+// all returns every row, parsing the file's lines once.
+func (v *view) all() map[string]seen {
+	if v.whole {
+		return v.rows
+	}
+	rows := make(map[string]seen, bytes.Count(v.data, []byte{'\n'}))
+	places := map[string]string{}
+	forLines(v.data, func(id, place []byte, version, fence int64) {
+		if cur, ok := rows[string(id)]; ok && version < cur.Version {
+			return
+		}
+		p, ok := places[string(place)]
+		if !ok {
+			p = string(place)
+			places[p] = p
+		}
+		rows[string(id)] = seen{Place: p, Version: version, Fence: fence}
+	})
+	for id, r := range v.rows { // set or looked up: as new as the file's
+		if r.Place != "" {
+			rows[id] = r
+		}
+	}
+	v.rows, v.whole, v.data = rows, true, nil
+	return rows
+}
+
+// set records that this board shows session id as r.
+func (v *view) set(id string, r seen) {
+	if old, ok := v.get(id); ok && old == r {
+		return
+	}
+	v.rows[id] = r
 	v.touched = append(v.touched, id)
 }
 
-// The line format. viewHeader begins the file, with the horizon; a line
-// per row follows: id, place, version and fencing token, separated by
-// spaces (ids and owners have none). A save appends the rows set since the
-// file was read, and the new horizon as a line "@through N"; a row's
-// newest line counts, and the greatest horizon. A save rewrites the
-// file when the appended lines outnumber the rows, or when its last line
-// lacks its newline (a write cut short, which the next line must not
-// continue). Every command reads the
-// view and most save it, many times a second in a busy fleet: appending a
-// line is one write(2), where replacing the file made a file and renamed
-// it twice (a tenth of a command's time in a 16-agent drain), and JSON
-// took a millisecond a command to parse at 400 sessions.
+// The line format. viewHeader begins the file, with the horizon and the
+// number of rows written; a line per row follows: id, place, version and
+// fencing token, separated by spaces (ids and owners have none). A save
+// appends the rows set since the file was read, and the new horizon as a
+// line "@through N"; a row's newest line counts, and the greatest
+// horizon. A save rewrites the file when the appended lines outnumber
+// the rows, or when its last line lacks its newline (a write cut short,
+// which the next line must not continue). Every command reads the view
+// and most save it, many times a second in a busy fleet: appending a line
+// is one write(2), where replacing the file made a file and renamed it
+// twice (a tenth of a command's time in a 16-agent drain).
 //
-// Version 1 had no appended lines; older pickups read a version 2 file as
-// no view (they read every row once, then save one of their own).
+// Version 1 had no appended lines and no count; older pickups read a
+// version 2 file as no view (they read every row once, then save one of
+// their own).
 const (
 	viewHeader   = "pickup-pg-view 2 "
 	viewHeaderV1 = "pickup-pg-view 1 "
 	throughLine  = "@through"
 )
 
-// parseView reads a view in the line format. A last line without its
-// newline (an append read while it is written) is left out. It is on
-// every command's path, twice: it splits the lines by hand and shares
-// the strings of places (a handful for the whole board).
+// parseView reads a view in the line format without parsing its rows
+// (get and all do): its horizon (the header's, or the greatest horizon
+// line's), its lines and whether its last line is cut short, which is
+// left out (an append read while it is written). It checks the header
+// only: a damaged row line counts as no row.
 func parseView(data []byte) (*view, bool) {
-	first, rest, _ := bytes.Cut(data, []byte{'\n'})
-	through, ok := bytes.CutPrefix(first, []byte(viewHeader))
+	first, _, complete := bytes.Cut(data, []byte{'\n'})
+	if !complete {
+		return nil, false
+	}
+	head, ok := bytes.CutPrefix(first, []byte(viewHeader))
 	if !ok {
-		if through, ok = bytes.CutPrefix(first, []byte(viewHeaderV1)); !ok {
+		if head, ok = bytes.CutPrefix(first, []byte(viewHeaderV1)); !ok {
 			return nil, false
 		}
 	}
-	v := &view{Rows: make(map[string]seen, bytes.Count(rest, []byte{'\n'}))}
+	v := &view{rows: map[string]seen{}, data: data[len(first):]}
+	through, count, hasCount := bytes.Cut(head, []byte{' '})
 	if v.Through, ok = parseInt(through); !ok {
 		return nil, false
 	}
-	places := map[string]string{}
-	var f [5][]byte
-	for len(rest) > 0 {
-		line, after, complete := bytes.Cut(rest, []byte{'\n'})
-		if !complete {
-			v.torn = true
+	if end := bytes.LastIndexByte(v.data, '\n'); end < len(v.data)-1 {
+		v.torn, v.data = true, v.data[:end+1]
+	}
+	v.lines = bytes.Count(v.data, []byte{'\n'}) - 1
+	if hasCount {
+		if n, ok := parseInt(count); ok {
+			v.baseRows = int(n)
+		}
+	} else {
+		v.baseRows = v.lines // version 1: a line per row
+	}
+	for rest := v.data; ; {
+		i := bytes.Index(rest, []byte("\n"+throughLine+" "))
+		if i < 0 {
 			break
 		}
-		rest = after
-		v.lines++
-		n := 0
-		for len(line) > 0 && n < len(f) {
-			field, tail, _ := bytes.Cut(line, []byte{' '})
-			f[n], line, n = field, tail, n+1
-		}
-		if n == 2 && string(f[0]) == throughLine {
-			t, ok := parseInt(f[1])
-			if !ok {
-				return nil, false
-			}
+		line, _, _ := bytes.Cut(rest[i+1:], []byte{'\n'})
+		if t, ok := parseInt(line[len(throughLine)+1:]); ok {
 			v.Through = max(v.Through, t)
-			continue
 		}
-		if n != 4 || len(f[0]) == 0 || len(f[1]) == 0 {
-			return nil, false
-		}
-		version, ok1 := parseInt(f[2])
-		fence, ok2 := parseInt(f[3])
-		if !ok1 || !ok2 {
-			return nil, false
-		}
-		if cur, ok := v.Rows[string(f[0])]; ok && version < cur.Version {
-			continue
-		}
-		p, ok := places[string(f[1])]
-		if !ok {
-			p = string(f[1])
-			places[p] = p
-		}
-		v.Rows[string(f[0])] = seen{Place: p, Version: version, Fence: fence}
+		rest = rest[i+1:]
 	}
 	v.fileThrough = v.Through
 	v.lines = max(v.lines, 1) // a file of the line format, if empty
 	return v, true
+}
+
+// findRow finds session id's lines in a view's lines (from a newline on)
+// and returns the newest.
+func findRow(data []byte, id string) (seen, bool) {
+	var best seen
+	found := false
+	key := make([]byte, 0, len(id)+2)
+	key = append(append(append(key, '\n'), id...), ' ')
+	for rest := data; ; {
+		i := bytes.Index(rest, key)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+1:]
+		line, _, _ := bytes.Cut(rest, []byte{'\n'})
+		if _, place, version, fence, ok := rowLine(line); ok && (!found || version >= best.Version) {
+			best, found = seen{Place: string(place), Version: version, Fence: fence}, true
+		}
+	}
+	return best, found
+}
+
+// forLines calls f with each row line of a view's lines.
+func forLines(data []byte, f func(id, place []byte, version, fence int64)) {
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		if id, place, version, fence, ok := rowLine(line); ok {
+			f(id, place, version, fence)
+		}
+	}
+}
+
+// rowLine splits a row line: "id place version fence".
+func rowLine(line []byte) (id, place []byte, version, fence int64, ok bool) {
+	var f [5][]byte
+	n := 0
+	for len(line) > 0 && n < len(f) {
+		field, tail, _ := bytes.Cut(line, []byte{' '})
+		f[n], line, n = field, tail, n+1
+	}
+	if n != 4 || len(f[0]) == 0 || len(f[1]) == 0 || string(f[0]) == throughLine {
+		return nil, nil, 0, 0, false
+	}
+	version, ok1 := parseInt(f[2])
+	fence, ok2 := parseInt(f[3])
+	return f[0], f[1], version, fence, ok1 && ok2
 }
 
 // parseInt parses a non-negative decimal without allocating.
@@ -167,35 +295,29 @@ func (s *Board) loadView() *view {
 			return v
 		}
 	}
-	v := &view{}
+	v := newView(0, nil)
 	if data, err := fsx.ReadRegular(s.legacyViewPath()); err == nil {
 		v.legacy = true
-		if json.Unmarshal(data, v) != nil || v.Rows == nil {
-			*v = view{legacy: true}
-			_ = json.Unmarshal(data, &v.Rows)
+		var j struct {
+			Through int64           `json:"through"`
+			Rows    map[string]seen `json:"rows"`
 		}
-	}
-	if v.Rows == nil {
-		v.Rows = map[string]seen{}
+		if json.Unmarshal(data, &j) != nil || j.Rows == nil {
+			j.Through, j.Rows = 0, nil
+			_ = json.Unmarshal(data, &j.Rows)
+		}
+		if j.Rows != nil {
+			v.Through, v.rows = j.Through, j.Rows
+		}
 	}
 	return v
 }
 
-// viewThrough is the view's horizon, read without the lock: the last
-// horizon line's, else the header's.
+// viewThrough is the view's horizon, read without the lock.
 func (s *Board) viewThrough() int64 {
 	data, err := fsx.ReadRegular(s.viewPath())
 	if err != nil {
 		return s.loadView().Through // none yet, or a JSON one
-	}
-	if i := bytes.LastIndex(data, []byte("\n"+throughLine+" ")); i >= 0 {
-		line, _, complete := bytes.Cut(data[i+1:], []byte{'\n'})
-		f := bytes.Fields(line)
-		if complete && len(f) == 2 {
-			if t, err := strconv.ParseInt(string(f[1]), 10, 64); err == nil {
-				return t
-			}
-		}
 	}
 	v, ok := parseView(data)
 	if !ok {
@@ -215,7 +337,7 @@ func (s *Board) saveView(v *view) error {
 	if len(v.touched) == 0 && v.Through == v.fileThrough && v.lines > 0 && !v.legacy {
 		return nil
 	}
-	if v.lines > 0 && !v.legacy && !v.torn && v.lines+len(v.touched)+1 <= 2*len(v.Rows)+64 {
+	if v.lines > 0 && !v.legacy && !v.torn && v.lines+len(v.touched)+1 <= 2*v.baseRows+64 {
 		data := make([]byte, 0, 64*(len(v.touched)+1))
 		n := 0
 		done := make(map[string]bool, len(v.touched))
@@ -224,7 +346,7 @@ func (s *Board) saveView(v *view) error {
 				continue
 			}
 			done[id] = true
-			if line, ok := appendRow(nil, id, v.Rows[id]); ok {
+			if line, ok := appendRow(nil, id, v.rows[id]); ok {
 				data = append(data, line...)
 				n++
 			}
@@ -247,17 +369,22 @@ func (s *Board) saveView(v *view) error {
 		}
 		// Removed by hand: write it whole.
 	}
-	data := make([]byte, 0, 64+len(v.Rows)*64)
-	data = append(data, viewHeader...)
-	data = strconv.AppendInt(data, v.Through, 10)
-	data = append(data, '\n')
+	rows := v.all()
+	body := make([]byte, 0, len(rows)*64)
 	lines := 0
-	for id, r := range v.Rows {
+	for id, r := range rows {
 		var ok bool
-		if data, ok = appendRow(data, id, r); ok {
+		if body, ok = appendRow(body, id, r); ok {
 			lines++
 		}
 	}
+	data := make([]byte, 0, 64+len(body))
+	data = append(data, viewHeader...)
+	data = strconv.AppendInt(data, v.Through, 10)
+	data = append(data, ' ')
+	data = strconv.AppendInt(data, int64(lines), 10)
+	data = append(data, '\n')
+	data = append(data, body...)
 	tmp := s.viewPath() + "." + strconv.Itoa(os.Getpid())
 	_ = os.Remove(tmp)
 	if err := writeExclusive(tmp, data); err != nil {
@@ -268,7 +395,7 @@ func (s *Board) saveView(v *view) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("postgres board: view: %w", err)
 	}
-	v.lines, v.fileThrough, v.touched, v.torn = max(lines, 1), v.Through, v.touched[:0], false
+	v.lines, v.baseRows, v.fileThrough, v.touched, v.torn = max(lines, 1), lines, v.Through, v.touched[:0], false
 	if v.legacy {
 		_ = os.Remove(s.legacyViewPath())
 		v.legacy = false

@@ -24,16 +24,16 @@ func TestViewFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Board{B: b}
-	want := &view{Through: 812, Rows: map[string]seen{
+	want := newView(812, map[string]seen{
 		"2026-11-27_15-20-06.e5ong":    {Place: "todo", Version: 7},
 		"2026-11-27_15-20-07.e5ong-2":  {Place: "doing/b0a1", Version: 19, Fence: 4},
 		"2026-11-27_15-20-08.ctwfi":    {Place: "done", Version: 23, Fence: 5},
 		"2026-11-27_15-20-09.ctwfi-10": {Place: "failed", Version: 24},
-	}}
+	})
 	if err := s.saveView(want); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.loadView(); got.Through != want.Through || !reflect.DeepEqual(got.Rows, want.Rows) {
+	if got := s.loadView(); got.Through != want.Through || !reflect.DeepEqual(got.all(), want.all()) {
 		t.Errorf("loadView = %+v, want %+v", got, want)
 	}
 	if got := s.viewThrough(); got != 812 {
@@ -54,7 +54,7 @@ func TestViewFormats(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := s.loadView()
-			if v.Through != tc.through || v.Rows["2026-11-27_15-20-06.e5ong"] != (seen{Place: "doing/x", Version: 9, Fence: 2}) {
+			if v.Through != tc.through || v.row("2026-11-27_15-20-06.e5ong") != (seen{Place: "doing/x", Version: 9, Fence: 2}) {
 				t.Fatalf("loadView of a JSON view = %+v", v)
 			}
 			if err := s.saveView(v); err != nil {
@@ -63,17 +63,33 @@ func TestViewFormats(t *testing.T) {
 			if _, err := os.Stat(legacy); !os.IsNotExist(err) {
 				t.Errorf("the JSON view is still there after a save: %v", err)
 			}
-			if got := s.loadView(); got.Through != tc.through || len(got.Rows) != 1 {
+			if got := s.loadView(); got.Through != tc.through || len(got.all()) != 1 {
 				t.Errorf("loadView after the save = %+v", got)
 			}
 		})
 	}
 
-	if err := os.WriteFile(s.viewPath(), []byte(viewHeader+"5\nid-without-fields\n"), 0o644); err != nil {
+	// A damaged header: no view (the next Refresh reads every row). A
+	// damaged row line: no row (the rows are looked up, not all parsed
+	// at every command).
+	if err := os.WriteFile(s.viewPath(), []byte("pickup-pg-view 2 x\na todo 1 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.loadView(); got.Through != 0 || len(got.Rows) != 0 {
-		t.Errorf("loadView of a damaged view = %+v, want none", got)
+	if got := s.loadView(); got.Through != 0 || len(got.all()) != 0 {
+		t.Errorf("loadView of a view with a damaged header = %+v, want none", got)
+	}
+	if err := os.WriteFile(s.viewPath(), []byte(viewHeader+"5 2\nid-without-fields\nb done 4 x\na todo 3 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := s.loadView()
+	if _, ok := got.get("id-without-fields"); ok || got.Through != 5 || got.row("a") != (seen{Place: "todo", Version: 3, Fence: 1}) {
+		t.Errorf("loadView of a view with damaged rows = %+v", got)
+	}
+	if _, ok := got.get("b"); ok {
+		t.Errorf("a damaged line counted as row b: %+v", got.row("b"))
+	}
+	if rows := got.all(); len(rows) != 1 {
+		t.Errorf("all() of a view with damaged rows = %v, want a alone", rows)
 	}
 }
 
@@ -92,7 +108,7 @@ func TestViewAppends(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Board{B: b}
-	v := &view{Through: 10, Rows: map[string]seen{"a": {Place: "todo", Version: 1}, "b": {Place: "todo", Version: 2}}}
+	v := newView(10, map[string]seen{"a": {Place: "todo", Version: 1}, "b": {Place: "todo", Version: 2}})
 	if err := s.saveView(v); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +126,7 @@ func TestViewAppends(t *testing.T) {
 		t.Fatalf("after an append the view is\n%s\nwant\n%s", got, want)
 	}
 	got := s.loadView()
-	if got.Through != 20 || got.Rows["a"] != (seen{Place: "doing/x", Version: 5, Fence: 3}) || got.Rows["b"].Version != 2 {
+	if got.Through != 20 || got.row("a") != (seen{Place: "doing/x", Version: 5, Fence: 3}) || got.row("b").Version != 2 {
 		t.Errorf("loadView after an append = %+v", got)
 	}
 	if th := s.viewThrough(); th != 20 {
@@ -122,7 +138,7 @@ func TestViewAppends(t *testing.T) {
 	if err := appendFile(s.viewPath(), []byte("a todo 4 0\n@through 15\n")); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.loadView(); got.Rows["a"].Version != 5 || got.Through != 20 {
+	if got := s.loadView(); got.row("a").Version != 5 || got.Through != 20 {
 		t.Errorf("an older line won: %+v", got)
 	}
 
@@ -130,7 +146,7 @@ func TestViewAppends(t *testing.T) {
 	if err := appendFile(s.viewPath(), []byte("@through 99\nb doing/y 9")); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.loadView(); got.Rows["b"].Version != 2 || got.Through != 99 {
+	if got := s.loadView(); got.row("b").Version != 2 || got.Through != 99 {
 		t.Errorf("a line without its newline counted, or the one before it did not: %+v", got)
 	}
 	if th := s.viewThrough(); th != 99 {
@@ -150,7 +166,7 @@ func TestViewAppends(t *testing.T) {
 	if n := bytes.Count(data, []byte("\n")); n > 2*2+64+2 {
 		t.Errorf("the view has %d lines for 2 rows: never rewritten", n)
 	}
-	if got := s.loadView(); got.Rows["a"].Version != 399 || got.Through != 399 || got.Rows["b"].Version != 2 {
+	if got := s.loadView(); got.row("a").Version != 399 || got.Through != 399 || got.row("b").Version != 2 {
 		t.Errorf("after the rewrites: %+v", got)
 	}
 
@@ -158,7 +174,7 @@ func TestViewAppends(t *testing.T) {
 	if err := os.WriteFile(s.viewPath(), []byte("pickup-pg-view 1 7\nc done 3 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.loadView(); got.Through != 7 || got.Rows["c"] != (seen{Place: "done", Version: 3, Fence: 1}) {
+	if got := s.loadView(); got.Through != 7 || got.row("c") != (seen{Place: "done", Version: 3, Fence: 1}) {
 		t.Errorf("a version 1 view read as %+v", got)
 	}
 }
