@@ -172,6 +172,11 @@ func postgresBoard(e *env) (Row, error) {
 	if _, err := e.pickupIn(dir, benv(dirs[0]), "sync"); err != nil {
 		return row, err
 	}
+	// The database's share of the drain, without pickup (a floor).
+	dbShare, err := daemonDrain(run, srv.URL("postgres"), n, boards*agents)
+	if err != nil {
+		return row, fmt.Errorf("the database's share of the drain: %w", err)
+	}
 	histLine += fmt.Sprintf("; after a final sync the branch lists %d transitions; the same drain with history: off %.1f s = %.0f claims/s (with/without %.2f×)",
 		hist.transitions(), offWall.Seconds(), float64(offClaims)/offWall.Seconds(), wall.Seconds()/offWall.Seconds())
 	floorDir := filepath.Join(dir, "local")
@@ -195,6 +200,9 @@ func postgresBoard(e *env) (Row, error) {
 		ms(percentile(pgT, 0.5)), ms(percentile(pgT, 0.99)), ms(percentile(locT, 0.5)), ms(percentile(locT, 0.99)),
 		percentile(pgT, 0.5).Seconds()/percentile(locT, 0.5).Seconds(), percentile(pgT, 0.99).Seconds()/percentile(locT, 0.99).Seconds(),
 		ms(percentile(wake, 0.5)), ms(percentile(wake, 0.99)), ms(percentile(lwake, 0.5)), ms(percentile(lwake, 0.99)))
+	dbFloor := floor + dbShare
+	row.Figure += fmt.Sprintf(". floor of the drain: the local drain %.1f s + the database's share %.1f s (the same %d claims and dones and the reads before them, sent to the daemon by %d goroutines, no race lost) = %.1f s, so at best %.1f× local and %.1f× the git-shared claims/s",
+		floor.Seconds(), dbShare.Seconds(), n, boards*agents, dbFloor.Seconds(), dbFloor.Seconds()/floor.Seconds(), gwall.Seconds()/dbFloor.Seconds())
 	row.Figure += ". " + histLine
 	row.Figure += fmt.Sprintf(". floors: a round trip to the daemon p50 %s, p99 %s", ms(percentile(trips, 0.5)), ms(percentile(trips, 0.99)))
 	if len(goT) > 0 {
@@ -331,4 +339,108 @@ func (e *env) drainAgentsEnv(dir string, envs [][]string, agents int) (int, erro
 		places[i] = drainPlace{dir, env}
 	}
 	return e.drain(places, agents, "b")
+}
+
+// daemonDrain is the database's share of a drain, without pickup: workers
+// goroutines, each on a connection of its own to the daemon that the
+// boards used, make n sessions, then take them in turn from one list (no
+// race lost) and send what a claim and a done send (a read of what changed
+// since the worker's last read, then the move; twice). It returns the
+// wall time of the taking. Added to the local drain's time, it is a floor
+// of the PostgreSQL drain: the same work on the same two cores.
+func daemonDrain(run, url string, n, workers int) (time.Duration, error) {
+	type conn struct {
+		c       net.Conn
+		in      *bufio.Reader
+		through int64
+	}
+	dial := func() (*conn, error) {
+		c, err := net.Dial("unix", pgboard.SocketPath(run, url))
+		if err != nil {
+			return nil, fmt.Errorf("dial the daemon: %w", err)
+		}
+		return &conn{c: c, in: bufio.NewReader(c)}, nil
+	}
+	call := func(k *conn, req pgboard.Request) (pgboard.Response, error) {
+		var res pgboard.Response
+		data, err := json.Marshal(req)
+		if err != nil {
+			return res, err
+		}
+		if _, err := k.c.Write(append(data, '\n')); err != nil {
+			return res, err
+		}
+		line, err := k.in.ReadBytes('\n')
+		if err != nil {
+			return res, err
+		}
+		if err := json.Unmarshal(line, &res); err != nil {
+			return res, err
+		}
+		if res.Kind != "" || res.Lost {
+			return res, fmt.Errorf("daemon: %s %s", res.Kind, res.Err)
+		}
+		return res, nil
+	}
+	read := func(k *conn) error {
+		res, err := call(k, pgboard.Request{Op: "state", Horizon: k.through, Bodies: true})
+		if err == nil && res.Through > 0 {
+			k.through = res.Through
+		}
+		return err
+	}
+	conns := make([]*conn, workers)
+	for i := range conns {
+		k, err := dial()
+		if err != nil {
+			return 0, err
+		}
+		defer k.c.Close()
+		if _, err := call(k, pgboard.Request{Op: "open", URL: url}); err != nil {
+			return 0, err
+		}
+		if err := read(k); err != nil {
+			return 0, err
+		}
+		conns[i] = k
+	}
+	body := []byte("---\ntitle: floor\npriority: medium\n---\n")
+	stamp := time.Now().UnixNano()
+	ids := make(chan string, n)
+	for i := range n {
+		id := fmt.Sprintf("floor-%d-%d", stamp, i)
+		m := &pgboard.Move{ID: id, Op: "new", ToState: "todo", Body: body, Tx: fmt.Sprintf("f%dn%d", stamp, i)}
+		if _, err := call(conns[i%workers], pgboard.Request{Op: "move", Move: m}); err != nil {
+			return 0, err
+		}
+		ids <- id
+	}
+	close(ids)
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	t0 := time.Now()
+	for w, k := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := fmt.Sprintf("floor%d", w)
+			for id := range ids {
+				for _, m := range []pgboard.Move{
+					{ID: id, Op: "claim", FromState: "todo", ToState: "doing", ToOwner: owner, Owner: owner, Body: body, Tx: fmt.Sprintf("f%dc%s", stamp, id)},
+					{ID: id, Op: "done", FromState: "doing", FromOwner: owner, ToState: "done", Owner: owner, Body: body, Tx: fmt.Sprintf("f%dd%s", stamp, id)},
+				} {
+					if err := read(k); err != nil {
+						errs[w] = err
+						return
+					}
+					if _, err := call(k, pgboard.Request{Op: "move", Move: &m}); err != nil {
+						errs[w] = err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(t0), errors.Join(errs...)
 }

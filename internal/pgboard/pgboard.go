@@ -60,17 +60,13 @@
 package pgboard
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -78,7 +74,6 @@ import (
 
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
-	"golang.org/x/sys/unix"
 )
 
 // HelperName is the helper command's name.
@@ -181,71 +176,6 @@ type Options struct {
 	OnHistoryDue func()
 }
 
-// channel is one line-protocol conversation with pickup-postgres: the
-// machine's daemon or a helper of this process's own.
-type channel struct {
-	url    string // without a password, for errors
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	sock   *os.File
-	stdin  io.WriteCloser
-	w      io.Writer
-	stdout *bufio.Reader
-	broken error // the helper failed: every later request fails so
-}
-
-// FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
-// pickup-postgres next to this executable (links resolved: a pickup linked
-// into ~/bin finds the helper of its install, as release archives and npm
-// place it), else on PATH.
-func FindHelper() (string, error) {
-	if p := os.Getenv("PICKUP_POSTGRES_HELPER"); p != "" {
-		return p, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
-		}
-		p := filepath.Join(filepath.Dir(exe), HelperName)
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(HelperName)
-	if err != nil {
-		return "", fmt.Errorf("postgres board: %s not found next to pickup nor on PATH (install it with pickup: go install github.com/pickup-dev/pickup/internal/cmd/pickup-postgres)", HelperName)
-	}
-	return p, nil
-}
-
-// dial opens a channel to the database at url: to the machine's daemon,
-// else to a helper of its own.
-func dial(helper, url string) (*channel, error) {
-	redacted, _ := Redact(url)
-	c := &channel{url: redacted}
-	if f := dialDaemon(helper, url); f != nil {
-		c.sock, c.w = f, f
-		c.stdout = bufio.NewReaderSize(f, 64<<10)
-		return c, nil
-	}
-	c.cmd = exec.Command(helper)
-	c.cmd.Stderr = os.Stderr
-	var err error
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	c.w = c.stdin
-	out, err := c.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	c.stdout = bufio.NewReaderSize(out, 64<<10)
-	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("postgres board: start %s: %w", helper, err)
-	}
-	return c, nil
-}
-
 // Open starts the helper, connects to the database at url (migrating the
 // schema if needed) and makes it b's arbiter. It sets b.Arbiter and
 // b.IDSuffix. Close stops the helper.
@@ -323,64 +253,10 @@ func (s *Board) sawHistoryDue(res Response) {
 	}
 }
 
-// transportFailed reports whether the conversation itself broke (the
-// helper went away), not the database.
-func (c *channel) transportFailed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.broken != nil
-}
-
 // Close stops the helper (it exits when its input ends).
 func (s *Board) Close() { s.ch.close() }
 
-func (c *channel) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.sock != nil {
-		_ = c.sock.Close()
-		c.sock = nil
-	}
-	if c.cmd != nil {
-		_ = c.stdin.Close()
-		_ = c.cmd.Wait()
-		c.cmd = nil
-	}
-	if c.broken == nil {
-		c.broken = errors.New("closed")
-	}
-}
-
 func (s *Board) call(op string, req Request) (Response, error) { return s.ch.call(op, req) }
-
-// call sends one request and reads its response. A response that failed is
-// returned as a *DatabaseError for op.
-func (c *channel) call(op string, req Request) (Response, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.broken != nil {
-		return Response{}, &DatabaseError{URL: c.url, Op: op, Err: c.broken}
-	}
-	data, err := json.Marshal(req)
-	if err != nil {
-		return Response{}, err
-	}
-	var res Response
-	if _, err = c.w.Write(append(data, '\n')); err == nil {
-		var line []byte
-		if line, err = c.stdout.ReadBytes('\n'); err == nil {
-			err = json.Unmarshal(line, &res)
-		}
-	}
-	if err != nil {
-		c.broken = fmt.Errorf("the helper %s failed: %w", HelperName, err)
-		return Response{}, &DatabaseError{URL: c.url, Op: op, Err: c.broken}
-	}
-	if res.Kind != "" {
-		return res, &DatabaseError{URL: c.url, Op: op, Err: errors.New(res.Err), Unknown: res.Kind == KindUnknown}
-	}
-	return res, nil
-}
 
 // Waiter is a channel of its own that blocks in the database until a
 // session arrives in todo (LISTEN/NOTIFY), so that next --wait wakes
@@ -417,17 +293,6 @@ func (w *Waiter) Close() {
 		w.ch.abort()
 		w.ch.close()
 	})
-}
-
-// abort makes a call under way return (with an error) without waiting for
-// its answer.
-func (c *channel) abort() {
-	if c.sock != nil {
-		_ = unix.Shutdown(int(c.sock.Fd()), unix.SHUT_RDWR)
-	}
-	if c.cmd != nil && c.cmd.Process != nil {
-		_ = c.cmd.Process.Kill()
-	}
 }
 
 // idSuffix is this clone's id suffix, made once and kept in .pickup/, so

@@ -178,3 +178,41 @@ func TestViewAppends(t *testing.T) {
 		t.Errorf("a version 1 view read as %+v", got)
 	}
 }
+
+// TestViewPrefetch: the rows a Refresh looks up in one pass are the
+// newest line of each, and a row the file lacks is not shown (not an
+// empty place).
+func TestViewPrefetch(t *testing.T) {
+	b, err := sessions.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(b.RuntimeDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &Board{B: b}
+	data := viewHeader + "9 3\na todo 1 0\nb todo 2 0\nc done 3 1\na doing/x 4 2\n@through 12\nb todo 1 0\n"
+	if err := os.WriteFile(s.viewPath(), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := s.loadView()
+	v.prefetch([]string{"a", "b", "missing"})
+	if got := v.row("a"); got != (seen{Place: "doing/x", Version: 4, Fence: 2}) {
+		t.Errorf("a = %+v, want its newest line", got)
+	}
+	if got := v.row("b"); got.Version != 2 {
+		t.Errorf("b = %+v, want version 2 (an older line came after)", got)
+	}
+	if _, ok := v.get("missing"); ok {
+		t.Error("a row the view lacks is shown")
+	}
+	if got := v.row("c"); got.Place != "done" {
+		t.Errorf("c (not prefetched) = %+v", got)
+	}
+	if v.Through != 12 {
+		t.Errorf("Through = %d, want 12", v.Through)
+	}
+	if rows := v.all(); len(rows) != 3 {
+		t.Errorf("all() = %v, want a, b and c", rows)
+	}
+}
