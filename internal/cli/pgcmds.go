@@ -108,9 +108,7 @@ func (a *pgArbiter) sync(ctx context.Context, r *run) error {
 		return r.printJSON(map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true, "history": history})
 	}
 	r.printf("postgres board: in line with %s (%d sessions, %d imported)\n", pg.URL, total, imported)
-	if line != "" {
-		r.printf("%s\n", sanitize(line))
-	}
+	r.printLines(line) // pghistory_rewind.go
 	return nil
 }
 

@@ -155,7 +155,11 @@ func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait 
 		defer pg.Close()
 		b.Arbiter = nil
 	}
-	return pg.Flush(ctx, h, every, true, wait)
+	res, err := pg.Flush(ctx, h, every, true, wait)
+	if res.Rewound {
+		logHistory(b, rewoundLine(res, cfg.History+" "+historyBranch(cfg)))
+	}
+	return res, err
 }
 
 // syncHistory is pickup sync's part: push the history now. It returns a
@@ -169,6 +173,17 @@ func (r *run) syncHistory(pg *pgboard.Board) (map[string]any, string) {
 	res, err := r.flushHistory(pg.B, cfg, every, time.Minute)
 	where := cfg.History + " " + historyBranch(cfg)
 	out := map[string]any{"remote": cfg.History, "branch": historyBranch(cfg), "events": res.Events}
+	rewound := ""
+	if res.Rewound {
+		out["rewound"] = map[string]any{"dropped": res.Dropped, "repushed": res.Repushed}
+		rewound = "history: " + rewoundLine(res, where) + "\n"
+	}
+	out1, line := syncHistoryLine(res, err, where, out)
+	return out1, rewound + line
+}
+
+// syncHistoryLine is sync's line about a flush's result res (err).
+func syncHistoryLine(res pgboard.FlushResult, err error, where string, out map[string]any) (map[string]any, string) {
 	switch {
 	case err != nil:
 		out["error"] = err.Error()
@@ -273,6 +288,9 @@ func (r *run) printHistoryStatus(b *sessions.Board) {
 		line += fmt.Sprintf(": last push %s ago, %d transitions waiting", (time.Duration(info.PushedAgo) * time.Millisecond).Round(time.Second), info.Pending)
 	}
 	r.printf("%s\n", sanitize(line))
+	if last := lastHistoryLog(b); last != "" {
+		r.printf("  %s\n", sanitize(last))
+	}
 	if data, err := fsx.ReadRegular(filepath.Join(b.RuntimeDir(), historyErrorFile)); err == nil {
 		r.printf("  last push from this board failed: %s\n", sanitize(strings.TrimSpace(string(data))))
 	} else if !errors.Is(err, os.ErrNotExist) {

@@ -23,6 +23,18 @@ package pgboard
 // between the two leaves them unmarked, and the next one reads the
 // trailers of the branch's last commits and marks what they list before it
 // builds its batch: nothing is lost, nothing is listed twice.
+//
+// People rewrite branches. pickup_history.tip is the branch's tip as the
+// last pusher left it; a branch that no longer has that commit (someone
+// force-pushed it back to an older one, or deleted it) lost the commits
+// after it, and the events they listed are marked pushed. The same
+// reconcile that marks what the branch lists then also marks not pushed
+// every event after the newest one a trailer on the branch names (all of
+// them, if none does): they go in this batch again, and a deleted branch
+// starts again from a commit of its own with the whole board. That repair
+// cannot list an event twice even when it runs for nothing (the branch
+// still names every event up to its newest), so a doubt (a tip this clone
+// cannot read) counts as a rewind.
 
 import (
 	"context"
@@ -78,6 +90,13 @@ type FlushResult struct {
 	// Reconciled: events that a pusher before this one had pushed but
 	// not marked.
 	Reconciled int
+	// Rewound: the branch no longer had the commit the last push left
+	// there (Dropped: force-pushed back, or deleted); Repushed: how many
+	// transitions, listed only by the commits it lost, were marked not
+	// pushed to go in this batch again.
+	Rewound  bool
+	Dropped  string
+	Repushed int
 }
 
 // HistoryDue reports whether a state this process read found a history
@@ -137,8 +156,12 @@ func (s *Board) Flush(ctx context.Context, h History, every time.Duration, force
 		if err != nil {
 			return res, err
 		}
-		n, err := s.reconcile(ctx, h, tip)
-		res.Reconciled += n
+		rec, err := s.reconcile(ctx, h, tip)
+		res.Reconciled += rec.marked
+		if rec.dropped != "" {
+			res.Rewound, res.Dropped = true, rec.dropped
+			res.Repushed += rec.repushed
+		}
 		if err != nil {
 			return res, err
 		}
@@ -205,29 +228,101 @@ func (h History) fetch(ctx context.Context) (string, error) {
 	return strings.TrimSpace(out), nil
 }
 
-// reconcile marks the events that the branch's last commits list (pushed
-// by a pusher that did not live to mark them).
-func (s *Board) reconcile(ctx context.Context, h History, tip string) (int, error) {
-	if tip == "" {
-		return 0, nil
-	}
-	out, err := h.Repo.Run(ctx, "log", "-n", strconv.Itoa(reconcileDepth), "--format=%(trailers:key="+TrailerKey+",valueonly,separator=%x2C)", tip)
+// reconciled is what a reconcile did: marked events that were on the
+// branch but not marked; dropped the last tip pickup left there if the
+// branch no longer has it, and repushed the events marked not pushed for
+// that.
+type reconciled struct {
+	marked   int
+	dropped  string
+	repushed int
+}
+
+// reconcile brings the database's marks in line with the branch at tip
+// ("" if the remote has none): it marks the events that the branch's last
+// pickup commits list (pushed by a pusher that did not live to mark them)
+// and, if the branch lost the commit the last push left there, marks not
+// pushed every event after the newest one they list. One transaction.
+func (s *Board) reconcile(ctx context.Context, h History, tip string) (reconciled, error) {
+	var rec reconciled
+	info, err := s.HistoryInfo()
 	if err != nil {
-		return 0, err
+		return rec, err
+	}
+	on, err := h.onBranch(ctx, tip, info.Tip)
+	if err != nil {
+		return rec, err
 	}
 	var seqs []int64
-	for _, line := range strings.Split(out, "\n") {
-		got, err := ParseSeqs(line)
+	if tip != "" {
+		// The last pickup commits, past any a person added on top.
+		out, err := h.Repo.Run(ctx, "log", "-n", strconv.Itoa(reconcileDepth), "--grep=^"+TrailerKey+": ",
+			"--format=%(trailers:key="+TrailerKey+",valueonly,separator=%x2C)", tip)
 		if err != nil {
-			continue // a person's commit, or a malformed trailer: not ours
+			return rec, err
 		}
-		seqs = append(seqs, got...)
+		for _, line := range strings.Split(out, "\n") {
+			got, err := ParseSeqs(line)
+			if err != nil {
+				continue // a malformed trailer: not ours
+			}
+			seqs = append(seqs, got...)
+		}
 	}
-	if len(seqs) == 0 {
-		return 0, nil
+	req := Request{Op: "history_mark", Seqs: seqs}
+	if !on {
+		rec.dropped = info.Tip
+		req.Rewound, req.Tip = true, tip
+		if len(seqs) > 0 {
+			req.After = slices.Max(seqs)
+		}
+	} else if len(seqs) == 0 {
+		return rec, nil
 	}
-	res, err := s.call("record the history's push", Request{Op: "history_mark", Seqs: seqs})
-	return res.Count, err
+	res, err := s.call("record the history's push", req)
+	rec.marked, rec.repushed = res.Count, res.Repushed
+	if err != nil {
+		rec.dropped = ""
+	}
+	return rec, err
+}
+
+// onBranch reports whether the branch at tip has commit (the tip the last
+// push left there; "" if none did: nothing to lose). A commit this clone
+// does not have is not on it: the fetch brought tip with every ancestor.
+func (h History) onBranch(ctx context.Context, tip, commit string) (bool, error) {
+	switch {
+	case commit == "" || commit == tip:
+		return true, nil
+	case tip == "" || !isHex(commit):
+		return false, nil
+	}
+	if _, err := h.Repo.Run(ctx, "cat-file", "-e", commit+"^{commit}"); err != nil {
+		return false, nil
+	}
+	_, err := h.Repo.Run(ctx, "merge-base", "--is-ancestor", commit, tip)
+	var ge *gitx.Error
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ge) && ge.Code == 1:
+		return false, nil
+	}
+	return false, err
+}
+
+// isHex reports whether s looks like an object name (the tip is read
+// from the database: never an option to git).
+func isHex(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // commit writes the batch's commit on tip: its tree is the board as rows

@@ -60,6 +60,13 @@ type Request struct {
 	Seqs           []int64 `json:"seqs,omitempty"`
 	Tip            string  `json:"tip,omitempty"`
 	Pushed         bool    `json:"pushed,omitempty"`
+	// Rewound: a "history_mark" that found the branch without the tip
+	// the last push left there also marks not pushed every event after
+	// After (the newest the branch lists), and records Tip ("" for a
+	// deleted branch) as the branch's tip; the response's Repushed says
+	// how many it marked not pushed.
+	Rewound bool  `json:"rewound,omitempty"`
+	After   int64 `json:"after,omitempty"`
 }
 
 // Event is one transition of pickup_events, for the history in git.
@@ -145,7 +152,9 @@ type Response struct {
 	Rows  []Row `json:"rows,omitempty"` // state, bodies
 	// Beats: the state's owners' heartbeats.
 	Beats []Beat `json:"beats,omitempty"`
-	Count int    `json:"count,omitempty"` // import: how many were new
+	Count int    `json:"count,omitempty"` // import: how many were new; history_mark: how many it marked
+	// Repushed: the events a rewound "history_mark" marked not pushed.
+	Repushed int `json:"repushed,omitempty"`
 	// Through: a state's horizon: every transaction before it was
 	// committed (or rolled back) when the state was read, so a later
 	// state from it on (Horizon) misses no change.

@@ -116,15 +116,28 @@ func (s *Server) historyBatch(ctx context.Context) pgboard.Response {
 }
 
 // historyMark records that the events Seqs are on the branch; pushed: a
-// push of this caller's put them there, at tip.
+// push of this caller's put them there, at tip. Rewound: the branch lost
+// the commits after After's, at Tip now: the events after After are
+// marked not pushed (they go in the next batch again), in the same
+// transaction.
 func (s *Server) historyMark(ctx context.Context, req *pgboard.Request) pgboard.Response {
-	var n int
+	var n, again int
 	err := pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE pickup_events SET pushed = true WHERE seq = ANY($1) AND NOT pushed`, req.Seqs)
 		if err != nil {
 			return err
 		}
 		n = int(tag.RowsAffected())
+		if req.Rewound {
+			tag, err := tx.Exec(ctx, `UPDATE pickup_events SET pushed = false WHERE seq > $1 AND pushed`, req.After)
+			if err != nil {
+				return err
+			}
+			again = int(tag.RowsAffected())
+			if _, err := tx.Exec(ctx, `UPDATE pickup_history SET tip = $1`, req.Tip); err != nil {
+				return err
+			}
+		}
 		if req.Pushed {
 			_, err = tx.Exec(ctx, `UPDATE pickup_history SET pushed_at = now(), tip = $1, pushes = pushes + 1`, req.Tip)
 		}
@@ -133,7 +146,7 @@ func (s *Server) historyMark(ctx context.Context, req *pgboard.Request) pgboard.
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	return pgboard.Response{OK: true, Count: n}
+	return pgboard.Response{OK: true, Count: n, Repushed: again}
 }
 
 // historyInfo says how the history stands.

@@ -1,0 +1,64 @@
+package cli
+
+// A PostgreSQL board's history branch rewound by someone (see
+// internal/pgboard's history.go): the pusher puts the transitions that the
+// lost commits listed on the branch again, and says so in its log, which
+// sync and status show.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// historyLogFile, in the board's runtime folder, is the history pusher's
+// log of what it repaired (its last historyLogLines lines), for status.
+const historyLogFile = "pg-history.log"
+
+const historyLogLines = 20
+
+// rewoundLine says that the branch where lost commits pickup had pushed,
+// and how many transitions go on it again.
+func rewoundLine(res pgboard.FlushResult, where string) string {
+	dropped := res.Dropped[:min(12, len(res.Dropped))]
+	return fmt.Sprintf("the board branch %s was rewound (force-pushed back or deleted: it no longer has %s, pickup's last push there): %d transitions no longer on it are pushed again", where, dropped, res.Repushed)
+}
+
+// logHistory appends line, dated, to the pusher's log of board b.
+func logHistory(b *sessions.Board, line string) {
+	path := filepath.Join(b.RuntimeDir(), historyLogFile)
+	var lines []string
+	if data, err := fsx.ReadRegular(path); err == nil {
+		lines = strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	lines = append(lines, time.Now().UTC().Format(time.RFC3339)+" "+line)
+	lines = lines[max(0, len(lines)-historyLogLines):]
+	_ = os.MkdirAll(b.RuntimeDir(), 0o755)
+	_ = fsx.WriteReplace(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644, false)
+}
+
+// lastHistoryLog is the pusher's log's last line on board b, "" if none.
+func lastHistoryLog(b *sessions.Board) string {
+	data, err := fsx.ReadRegular(filepath.Join(b.RuntimeDir(), historyLogFile))
+	if err != nil {
+		return ""
+	}
+	text := strings.TrimRight(string(data), "\n")
+	return text[strings.LastIndexByte(text, '\n')+1:]
+}
+
+// printLines prints text's lines (sync's history lines), each made safe.
+func (r *run) printLines(text string) {
+	for _, l := range strings.FieldsFunc(text, func(c rune) bool { return c == '\n' }) {
+		r.printf("%s\n", sanitize(l))
+	}
+}
