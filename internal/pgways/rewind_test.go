@@ -76,7 +76,7 @@ func TestHistoryRewound(t *testing.T) {
 				res := cs[0].pickup(ctx, "", "sync")
 				want := fmt.Sprintf("history: pushed %d transitions to origin pickup", lost+fresh)
 				if res.code != 0 || !strings.Contains(res.stdout, "history: "+said) || !strings.Contains(res.stdout, again) || !strings.Contains(res.stdout, want) {
-					t.Fatalf("sync after the branch was force-pushed back (%d transitions lost, %d new; want %q and %q): exit %d\n%s%s", lost, fresh, again, want, res.code, res.stdout, res.stderr)
+					t.Errorf("sync after the branch was force-pushed back (%d transitions lost, %d new; want %q and %q): exit %d\n%s%s", lost, fresh, again, want, res.code, res.stdout, res.stderr)
 				}
 			}
 			r.checkBranchMatchesDB(db)
