@@ -155,11 +155,10 @@ func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait 
 		defer pg.Close()
 		b.Arbiter = nil
 	}
-	res, err := pg.Flush(ctx, h, every, true, wait)
-	if res.Rewound {
-		logHistory(b, rewoundLine(res, cfg.History+" "+historyBranch(cfg)))
+	h.OnRewind = func(dropped string, repushed int) {
+		logHistory(b, rewoundLine(dropped, repushed, cfg.History+" "+historyBranch(cfg)))
 	}
-	return res, err
+	return pg.Flush(ctx, h, every, true, wait)
 }
 
 // syncHistory is pickup sync's part: push the history now. It returns a
@@ -176,7 +175,7 @@ func (r *run) syncHistory(pg *pgboard.Board) (map[string]any, string) {
 	rewound := ""
 	if res.Rewound {
 		out["rewound"] = map[string]any{"dropped": res.Dropped, "repushed": res.Repushed}
-		rewound = "history: " + rewoundLine(res, where) + "\n"
+		rewound = "history: " + rewoundLine(res.Dropped, res.Repushed, where) + "\n"
 	}
 	out1, line := syncHistoryLine(res, err, where, out)
 	return out1, rewound + line

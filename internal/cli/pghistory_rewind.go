@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
-	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -24,11 +23,12 @@ const historyLogFile = "pg-history.log"
 
 const historyLogLines = 20
 
-// rewoundLine says that the branch where lost commits pickup had pushed,
-// and how many transitions go on it again.
-func rewoundLine(res pgboard.FlushResult, where string) string {
-	dropped := res.Dropped[:min(12, len(res.Dropped))]
-	return fmt.Sprintf("the board branch %s was rewound (force-pushed back or deleted: it no longer has %s, pickup's last push there): %d transitions no longer on it are pushed again", where, dropped, res.Repushed)
+// rewoundLine says that the branch at where no longer has dropped (the
+// commit pickup pushed there last), and how many transitions go on it
+// again.
+func rewoundLine(dropped string, repushed int, where string) string {
+	dropped = dropped[:min(12, len(dropped))]
+	return fmt.Sprintf("the board branch %s was rewound (force-pushed back or deleted: it no longer has %s, pickup's last push there): %d transitions no longer on it are pushed again", where, dropped, repushed)
 }
 
 // logHistory appends line, dated, to the pusher's log of board b.

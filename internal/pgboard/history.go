@@ -75,6 +75,11 @@ type History struct {
 	Branch string
 	// Leader names this process in pickup_history (host:pid).
 	Leader string
+	// OnRewind, if set, is told at once when the pusher found the
+	// branch without the commit the last push left there (dropped) and
+	// marked repushed transitions to go on it again: before the push,
+	// which may never come (the pusher killed) while the marks stand.
+	OnRewind func(dropped string, repushed int)
 }
 
 // FlushResult says what a Flush did.
@@ -161,6 +166,9 @@ func (s *Board) Flush(ctx context.Context, h History, every time.Duration, force
 		if rec.dropped != "" {
 			res.Rewound, res.Dropped = true, rec.dropped
 			res.Repushed += rec.repushed
+			if h.OnRewind != nil {
+				h.OnRewind(rec.dropped, rec.repushed)
+			}
 		}
 		if err != nil {
 			return res, err

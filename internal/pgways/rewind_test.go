@@ -3,6 +3,7 @@ package pgways
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -21,13 +22,18 @@ import (
 // again, and puts them on the branch again with the new ones: the branch
 // then lists every transition of the database exactly once, and its tree
 // is the board. Before the rewind, no push says the branch was rewound.
+// A pusher killed after it found the rewind, while its push waits at the
+// remote (which then refuses it), has said so already, and the next one
+// pushes the transitions again: nothing is lost.
 func TestHistoryRewound(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		deleted bool
+		kill    bool
 	}{
-		{"force-pushed back", false},
-		{"deleted", true},
+		{"force-pushed back", false, false},
+		{"deleted", true, false},
+		{"force-pushed back, pusher killed", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, url := newDatabase(t)
@@ -65,14 +71,30 @@ func TestHistoryRewound(t *testing.T) {
 			defer cancel()
 			said := "the board branch origin pickup was rewound (force-pushed back or deleted: it no longer has "
 			again := fmt.Sprintf("%d transitions no longer on it are pushed again", lost)
-			if tc.deleted {
+			switch {
+			case tc.kill:
+				killedPush(t, r, cs[0])
+				if out := cs[0].must("", "status"); !strings.Contains(out, said) || !strings.Contains(out, again) {
+					t.Errorf("status after the pusher that found the rewind was killed does not say so (want %q):\n%s", again, out)
+				}
+				if n := pending(t, db); n != lost+fresh {
+					t.Errorf("%d transitions wait after the killed push, want %d (%d lost, %d new)", n, lost+fresh, lost, fresh)
+				}
+				res := cs[1].pickup(ctx, "", "sync")
+				want := fmt.Sprintf("history: pushed %d transitions to origin pickup", lost+fresh)
+				if res.code != 0 || !strings.Contains(res.stdout, want) || strings.Contains(res.stdout, "rewound") {
+					// (The killed pusher recorded the branch's tip
+					// with its repair: the rewind is not found twice.)
+					t.Errorf("sync after the killed pusher (want %q, and no second rewind): exit %d\n%s%s", want, res.code, res.stdout, res.stderr)
+				}
+			case tc.deleted:
 				// The pusher that a command starts when a push is due.
 				cmd := exec.CommandContext(ctx, filepath.Join(bin, "pickup"), "--dir", cs[0].dir, "pg-history")
 				cmd.Env = env(cs[0].home)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("pg-history after the branch was deleted: %v\n%s", err, out)
 				}
-			} else {
+			default:
 				res := cs[0].pickup(ctx, "", "sync")
 				want := fmt.Sprintf("history: pushed %d transitions to origin pickup", lost+fresh)
 				if res.code != 0 || !strings.Contains(res.stdout, "history: "+said) || !strings.Contains(res.stdout, again) || !strings.Contains(res.stdout, want) {
@@ -93,6 +115,27 @@ func TestHistoryRewound(t *testing.T) {
 			r.checkBranchMatchesDB(db)
 		})
 	}
+}
+
+// killedPush starts sync on c while the remote holds pushes, kills it once
+// its push is at the remote, and has the remote refuse that push.
+func killedPush(t *testing.T, r *gitRemote, c *clone) {
+	t.Helper()
+	starts := r.count("start")
+	refused := r.count("end-refused")
+	touch(t, filepath.Join(r.bare, "hold"))
+	cmd := exec.Command(filepath.Join(bin, "pickup"), "--dir", c.dir, "sync")
+	cmd.Env = env(c.home)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitLog("start", starts+1)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	touch(t, filepath.Join(r.bare, "refuse"))
+	os.Remove(filepath.Join(r.bare, "hold"))
+	r.waitLog("end-refused", refused+1)
+	os.Remove(filepath.Join(r.bare, "refuse"))
 }
 
 // syncNoRewind runs sync on c, which must push without finding the
