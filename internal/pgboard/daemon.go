@@ -51,14 +51,29 @@ func runDir() (string, error) {
 	return dir, nil
 }
 
-// SocketPath is the socket of the daemon for url in the folder dir (see
-// runDir; the benchmark talks to the daemon directly).
-func SocketPath(dir, url string) string { return socketPath(dir, url) }
+// SocketPath is the socket of the daemon that helper serves url with, in
+// the folder dir (see runDir; the benchmark and tests talk to the daemon
+// directly).
+func SocketPath(dir, helper, url string) string { return socketPath(dir, helper, url) }
 
-// socketPath is the daemon's socket for url.
-func socketPath(dir, url string) string {
-	sum := sha256.Sum256([]byte(url))
-	return filepath.Join(dir, "pg-"+hex.EncodeToString(sum[:8])+".sock")
+// socketPath is the daemon's socket for url, served by the helper program
+// at path helper as it is now: its name hashes the URL and the helper's
+// path, size and modification time. A pickup installed anew (another
+// helper) never talks to the daemon that the one before it started,
+// which may not know its requests, nor behave as it expects; that daemon
+// exits after a minute without a client.
+func socketPath(dir, helper, url string) string {
+	h := sha256.New()
+	h.Write([]byte(url))
+	h.Write([]byte{0})
+	if abs, err := filepath.Abs(helper); err == nil {
+		helper = abs
+	}
+	h.Write([]byte(helper))
+	if st, err := os.Stat(helper); err == nil {
+		fmt.Fprintf(h, "\x00%d\x00%d", st.Size(), st.ModTime().UnixNano())
+	}
+	return filepath.Join(dir, "pg-"+hex.EncodeToString(h.Sum(nil)[:8])+".sock")
 }
 
 // dialUnix connects to a unix socket and returns it as a file.
@@ -90,7 +105,7 @@ func dialDaemon(helper, url string) *os.File {
 	if err != nil {
 		return nil
 	}
-	sock := socketPath(dir, url)
+	sock := socketPath(dir, helper, url)
 	if f, err := dialUnix(sock); err == nil {
 		return f
 	}

@@ -104,7 +104,7 @@ func (e *DatabaseError) Unwrap() error { return ErrDatabase }
 // Hint says what to do.
 func (e *DatabaseError) Hint() string {
 	if e.Err != nil && strings.Contains(e.Err.Error(), "schema is newer than this pickup") {
-		return "a newer pickup migrated this database: install the newer pickup and pickup-postgres on this machine (go install github.com/pickup-dev/pickup@latest github.com/pickup-dev/pickup/internal/cmd/pickup-postgres@latest) and stop this machine's old pickup-postgres daemon; nothing was changed"
+		return "a newer pickup migrated this database: install the newer pickup and pickup-postgres on this machine (go install github.com/pickup-dev/pickup@latest github.com/pickup-dev/pickup/internal/cmd/pickup-postgres@latest); nothing was changed (the new install starts a daemon of its own)"
 	}
 	if e.Unknown {
 		return "the database may or may not have taken this transition; the session was put back here as it was: when the database answers again, run `pickup sync` and `pickup show ID` to see where it is"
