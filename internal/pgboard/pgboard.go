@@ -147,6 +147,9 @@ type Board struct {
 	// Host is this machine's name, recorded with the heartbeats that
 	// transitions and Beat make (os.Hostname's unless set).
 	Host string
+	// Warning says why this process does not use the machine's daemon,
+	// when it was wanted (the command goes on, slower); "" if it does.
+	Warning string
 
 	url    string // as given
 	helper string
@@ -218,7 +221,7 @@ func (s *Board) connect() (Response, error) {
 		if err != nil {
 			return Response{}, err
 		}
-		s.ch = ch
+		s.ch, s.Warning = ch, ch.noDaemon
 		res, err := s.call("connect", s.stateRequest(s.readRequest("open", false)))
 		if err == nil {
 			s.sawHistoryDue(res)

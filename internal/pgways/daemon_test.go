@@ -90,3 +90,37 @@ func TestDaemonOfAnotherInstall(t *testing.T) {
 		t.Fatalf("the second install started no daemon of its own: %v", err)
 	}
 }
+
+// TestDaemonFolderUnsafe: a sockets' folder that other users could write
+// to is not used; the command still works, with a helper of its own, and
+// warns: what is wrong, with which folder, and the fix.
+func TestDaemonFolderUnsafe(t *testing.T) {
+	db, url := newDatabase(t)
+	c := clones(t, url, 1)[0]
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	res := c.pickupEnv(context.Background(), "", []string{"PICKUP_PG_RUNDIR=" + dir}, "new", "-t", "with an unsafe folder")
+	if res.code != 0 {
+		t.Fatalf("new: exit %d\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"pickup: warning: no pickup-postgres daemon", dir, "mode 0700", "slower"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the warning does not say %q:\n%s", want, res.stderr)
+		}
+	}
+	if got := server.psql(t, db, "SELECT count(*) FROM pickup_sessions"); got != "1" {
+		t.Errorf("the database has %s sessions, want 1", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a daemon used the unsafe folder: %v", entries)
+	}
+	// The folder the tests use (0700): no warning.
+	if res := c.pickup(context.Background(), "", "new", "-t", "with the daemon"); res.code != 0 || res.stderr != "" {
+		t.Errorf("new with the daemon: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
