@@ -50,6 +50,13 @@ func postgresBoard(e *env) (Row, error) {
 	}
 	defer os.RemoveAll(run) // the daemons see their sockets go and exit
 	env := append(withoutPickupVars(), "PICKUP_PG_RUNDIR="+run)
+	// The helper the boards' pickup finds next to itself: its daemon's
+	// socket is named after it (pgboard.SocketPath).
+	exe := e.bin
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	helper := filepath.Join(filepath.Dir(exe), pgboard.HelperName)
 	// Each board in a clone of one git remote: its history goes there
 	// (pghistory.go).
 	hist, err := newHistoryRemote(dir)
@@ -105,7 +112,7 @@ func postgresBoard(e *env) (Row, error) {
 	slices.Sort(goT)
 	// The floor of the round trips a command makes: a state request
 	// that finds nothing changed, to the daemon the nexts used.
-	trips, err := daemonRoundTrips(run, srv.URL("postgres"), 200)
+	trips, err := daemonRoundTrips(run, helper, srv.URL("postgres"), 200)
 	if err != nil {
 		return row, err
 	}
@@ -173,7 +180,7 @@ func postgresBoard(e *env) (Row, error) {
 		return row, err
 	}
 	// The database's share of the drain, without pickup (a floor).
-	dbShare, err := daemonDrain(run, srv.URL("postgres"), n, boards*agents)
+	dbShare, err := daemonDrain(run, helper, srv.URL("postgres"), n, boards*agents)
 	if err != nil {
 		return row, fmt.Errorf("the database's share of the drain: %w", err)
 	}
@@ -288,8 +295,8 @@ func (e *env) gitSharedDrain(dir string, clones, agents, n int) (int, time.Durat
 // (its socket in run), each a state of the rows changed since a horizon no
 // transaction has reached: the answer holds the heartbeats alone. It is
 // the floor of a command's round trip, without the command.
-func daemonRoundTrips(run, url string, n int) ([]time.Duration, error) {
-	c, err := net.Dial("unix", pgboard.SocketPath(run, url))
+func daemonRoundTrips(run, helper, url string, n int) ([]time.Duration, error) {
+	c, err := net.Dial("unix", pgboard.SocketPath(run, helper, url))
 	if err != nil {
 		return nil, fmt.Errorf("dial the daemon: %w", err)
 	}
@@ -348,14 +355,14 @@ func (e *env) drainAgentsEnv(dir string, envs [][]string, agents int) (int, erro
 // since the worker's last read, then the move; twice). It returns the
 // wall time of the taking. Added to the local drain's time, it is a floor
 // of the PostgreSQL drain: the same work on the same two cores.
-func daemonDrain(run, url string, n, workers int) (time.Duration, error) {
+func daemonDrain(run, helper, url string, n, workers int) (time.Duration, error) {
 	type conn struct {
 		c       net.Conn
 		in      *bufio.Reader
 		through int64
 	}
 	dial := func() (*conn, error) {
-		c, err := net.Dial("unix", pgboard.SocketPath(run, url))
+		c, err := net.Dial("unix", pgboard.SocketPath(run, helper, url))
 		if err != nil {
 			return nil, fmt.Errorf("dial the daemon: %w", err)
 		}

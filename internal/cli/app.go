@@ -52,6 +52,7 @@ func Main(env *Env, args []string) int {
 	r := &run{env: &safe, raw: env}
 	r.shared.proxy = env.GitProxy
 	r.shared.hostname = env.Hostname
+	r.shared.stderr = stderr
 	r.shared.getenv = env.Getenv
 	if len(args) > 1 && (slices.Contains(args[1:], "help") || slices.Contains(args[1:], "h")) {
 		// Only a run that names help pays for this check.

@@ -13,6 +13,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +93,8 @@ type sharedMode struct {
 	getenv func(string) string // Env.Getenv, for $PICKUP_NETWORK_TIMEOUT
 	// hostname names this machine in the heartbeats (Env.Hostname).
 	hostname func() (string, error)
+	// stderr takes the warnings of opening a board (Env.Stderr).
+	stderr io.Writer
 	// netCfg is config.yaml's network_timeout (ns): read without mu,
 	// which ready holds while it opens the board.
 	netCfg atomic.Int64

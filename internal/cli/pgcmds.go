@@ -48,6 +48,9 @@ func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg se
 	if m.hostname != nil {
 		pg.Host, _ = m.hostname() // named with its heartbeats
 	}
+	if pg.Warning != "" && m.stderr != nil {
+		fmt.Fprintf(m.stderr, "pickup: warning: %s\n", sanitize(pg.Warning))
+	}
 	return &pgArbiter{pg: pg}, nil
 }
 

@@ -21,14 +21,17 @@ import (
 // channel is one line-protocol conversation with pickup-postgres: the
 // machine's daemon or a helper of this process's own.
 type channel struct {
-	url    string // without a password, for errors
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	sock   *os.File
-	stdin  io.WriteCloser
-	w      io.Writer
-	stdout *bufio.Reader
-	broken error // the helper failed: every later request fails so
+	// noDaemon: why this channel is to a helper of its own when the
+	// machine's daemon was wanted ("" if it is the daemon's, or not wanted).
+	noDaemon string
+	url      string // without a password, for errors
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	sock     *os.File
+	stdin    io.WriteCloser
+	w        io.Writer
+	stdout   *bufio.Reader
+	broken   error // the helper failed: every later request fails so
 }
 
 // FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
@@ -60,11 +63,13 @@ func FindHelper() (string, error) {
 func dial(helper, url string) (*channel, error) {
 	redacted, _ := Redact(url)
 	c := &channel{url: redacted}
-	if f := dialDaemon(helper, url); f != nil {
+	f, why := dialDaemon(helper, url)
+	if f != nil {
 		c.sock, c.w = f, f
 		c.stdout = bufio.NewReaderSize(f, 64<<10)
 		return c, nil
 	}
+	c.noDaemon = why
 	c.cmd = exec.Command(helper)
 	c.cmd.Stderr = os.Stderr
 	var err error

@@ -51,14 +51,29 @@ func runDir() (string, error) {
 	return dir, nil
 }
 
-// SocketPath is the socket of the daemon for url in the folder dir (see
-// runDir; the benchmark talks to the daemon directly).
-func SocketPath(dir, url string) string { return socketPath(dir, url) }
+// SocketPath is the socket of the daemon that helper serves url with, in
+// the folder dir (see runDir; the benchmark and tests talk to the daemon
+// directly).
+func SocketPath(dir, helper, url string) string { return socketPath(dir, helper, url) }
 
-// socketPath is the daemon's socket for url.
-func socketPath(dir, url string) string {
-	sum := sha256.Sum256([]byte(url))
-	return filepath.Join(dir, "pg-"+hex.EncodeToString(sum[:8])+".sock")
+// socketPath is the daemon's socket for url, served by the helper program
+// at path helper as it is now: its name hashes the URL and the helper's
+// path, size and modification time. A pickup installed anew (another
+// helper) never talks to the daemon that the one before it started,
+// which may not know its requests, nor behave as it expects; that daemon
+// exits after a minute without a client.
+func socketPath(dir, helper, url string) string {
+	h := sha256.New()
+	h.Write([]byte(url))
+	h.Write([]byte{0})
+	if abs, err := filepath.Abs(helper); err == nil {
+		helper = abs
+	}
+	h.Write([]byte(helper))
+	if st, err := os.Stat(helper); err == nil {
+		fmt.Fprintf(h, "\x00%d\x00%d", st.Size(), st.ModTime().UnixNano())
+	}
+	return filepath.Join(dir, "pg-"+hex.EncodeToString(h.Sum(nil)[:8])+".sock")
 }
 
 // dialUnix connects to a unix socket and returns it as a file.
@@ -78,21 +93,24 @@ func dialUnix(path string) (*os.File, error) {
 }
 
 // dialDaemon connects to the daemon for url, starting it if none
-// answers; nil if there is none to use.
-func dialDaemon(helper, url string) *os.File {
+// answers; nil if there is none to use, and why if that was not asked
+// for (PICKUP_PG_DAEMON=0, a password in the URL): the command then
+// starts a helper of its own, which costs it a connection to the server.
+func dialDaemon(helper, url string) (*os.File, string) {
 	if os.Getenv("PICKUP_PG_DAEMON") == "0" {
-		return nil
+		return nil, ""
 	}
 	if _, hasPassword := Redact(url); hasPassword {
-		return nil // never on a command line
+		return nil, "" // never on a command line
 	}
+	slower := "each command connects to the database on its own (slower)"
 	dir, err := runDir()
 	if err != nil {
-		return nil
+		return nil, fmt.Sprintf("no pickup-postgres daemon: %v; %s. Fix the folder, or set PICKUP_PG_RUNDIR to a folder of this user's only (mode 0700)", err, slower)
 	}
-	sock := socketPath(dir, url)
+	sock := socketPath(dir, helper, url)
 	if f, err := dialUnix(sock); err == nil {
-		return f
+		return f, ""
 	}
 	args := []string{"--serve", sock}
 	if idle := os.Getenv("PICKUP_PG_IDLE"); idle != "" {
@@ -105,15 +123,15 @@ func dialDaemon(helper, url string) *os.File {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return nil
+		return nil, fmt.Sprintf("could not start the pickup-postgres daemon: %v; %s", err, slower)
 	}
 	go func() { _ = cmd.Wait() }() // reap it if it exits (another daemon won)
 	deadline := time.Now().Add(daemonStart)
 	for delay := 500 * time.Microsecond; time.Now().Before(deadline); delay = min(2*delay, 20*time.Millisecond) {
 		time.Sleep(delay)
 		if f, err := dialUnix(sock); err == nil {
-			return f
+			return f, ""
 		}
 	}
-	return nil
+	return nil, fmt.Sprintf("the pickup-postgres daemon did not listen on %s within %s (its log: %s.log); %s", sock, daemonStart, sock, slower)
 }

@@ -104,7 +104,7 @@ func (e *DatabaseError) Unwrap() error { return ErrDatabase }
 // Hint says what to do.
 func (e *DatabaseError) Hint() string {
 	if e.Err != nil && strings.Contains(e.Err.Error(), "schema is newer than this pickup") {
-		return "a newer pickup migrated this database: install the newer pickup and pickup-postgres on this machine (go install github.com/pickup-dev/pickup@latest github.com/pickup-dev/pickup/internal/cmd/pickup-postgres@latest) and stop this machine's old pickup-postgres daemon; nothing was changed"
+		return "a newer pickup migrated this database: install the newer pickup and pickup-postgres on this machine (go install github.com/pickup-dev/pickup@latest github.com/pickup-dev/pickup/internal/cmd/pickup-postgres@latest); nothing was changed (the new install starts a daemon of its own)"
 	}
 	if e.Unknown {
 		return "the database may or may not have taken this transition; the session was put back here as it was: when the database answers again, run `pickup sync` and `pickup show ID` to see where it is"
@@ -147,6 +147,9 @@ type Board struct {
 	// Host is this machine's name, recorded with the heartbeats that
 	// transitions and Beat make (os.Hostname's unless set).
 	Host string
+	// Warning says why this process does not use the machine's daemon,
+	// when it was wanted (the command goes on, slower); "" if it does.
+	Warning string
 
 	url    string // as given
 	helper string
@@ -218,7 +221,7 @@ func (s *Board) connect() (Response, error) {
 		if err != nil {
 			return Response{}, err
 		}
-		s.ch = ch
+		s.ch, s.Warning = ch, ch.noDaemon
 		res, err := s.call("connect", s.stateRequest(s.readRequest("open", false)))
 		if err == nil {
 			s.sawHistoryDue(res)

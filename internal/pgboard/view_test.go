@@ -16,14 +16,7 @@ import (
 // replaced by the line format at the next save; a damaged view reads as
 // none (the next Refresh reads every row).
 func TestViewFormats(t *testing.T) {
-	b, err := sessions.Init(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(b.RuntimeDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := &Board{B: b}
+	s := viewBoard(t)
 	want := newView(812, map[string]seen{
 		"2026-11-27_15-20-06.e5ong":    {Place: "todo", Version: 7},
 		"2026-11-27_15-20-07.e5ong-2":  {Place: "doing/b0a1", Version: 19, Fence: 4},
@@ -40,7 +33,7 @@ func TestViewFormats(t *testing.T) {
 		t.Errorf("viewThrough = %d, want 812", got)
 	}
 
-	legacy := filepath.Join(b.RuntimeDir(), "pg-view.json")
+	legacy := filepath.Join(s.B.RuntimeDir(), "pg-view.json")
 	for name, tc := range map[string]struct {
 		json    string
 		through int64
@@ -100,14 +93,7 @@ func TestViewFormats(t *testing.T) {
 // file is rewritten whole once the appended lines outnumber the rows; a
 // view of version 1 is read.
 func TestViewAppends(t *testing.T) {
-	b, err := sessions.Init(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(b.RuntimeDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := &Board{B: b}
+	s := viewBoard(t)
 	v := newView(10, map[string]seen{"a": {Place: "todo", Version: 1}, "b": {Place: "todo", Version: 2}})
 	if err := s.saveView(v); err != nil {
 		t.Fatal(err)
@@ -183,14 +169,7 @@ func TestViewAppends(t *testing.T) {
 // newest line of each, and a row the file lacks is not shown (not an
 // empty place).
 func TestViewPrefetch(t *testing.T) {
-	b, err := sessions.Init(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(b.RuntimeDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := &Board{B: b}
+	s := viewBoard(t)
 	data := viewHeader + "9 3\na todo 1 0\nb todo 2 0\nc done 3 1\na doing/x 4 2\n@through 12\nb todo 1 0\n"
 	if err := os.WriteFile(s.viewPath(), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
@@ -215,4 +194,17 @@ func TestViewPrefetch(t *testing.T) {
 	if rows := v.all(); len(rows) != 3 {
 		t.Errorf("all() = %v, want a, b and c", rows)
 	}
+}
+
+// viewBoard is a board with its runtime folder, for the view alone.
+func viewBoard(t *testing.T) *Board {
+	t.Helper()
+	b, err := sessions.Init(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(b.RuntimeDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &Board{B: b}
 }

@@ -1,13 +1,15 @@
 package pgways
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/pgboard"
 )
 
 // TestDaemonGoneAtConnect: the machine's pickup-postgres daemon exits
@@ -19,8 +21,7 @@ func TestDaemonGoneAtConnect(t *testing.T) {
 	// Stand in for a daemon on its way out: take its socket (the real one
 	// exits when its socket is replaced), accept one connection, then go
 	// away before answering.
-	sum := sha256.Sum256([]byte(url))
-	sock := filepath.Join(runDir, "pg-"+hex.EncodeToString(sum[:8])+".sock")
+	sock := pgboard.SocketPath(runDir, filepath.Join(bin, pgboard.HelperName), url)
 	_ = os.Remove(sock)
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -40,5 +41,86 @@ func TestDaemonGoneAtConnect(t *testing.T) {
 	<-accepted
 	if got := server.psql(t, db, "SELECT count(*) FROM pickup_sessions WHERE id = '"+id+"'"); got != "1" {
 		t.Errorf("the database has %s rows for %s, want 1", got, id)
+	}
+}
+
+// TestDaemonOfAnotherInstall: a pickup installed anew (another
+// pickup-postgres: a new file, or the same path rewritten) never talks to
+// the daemon that the install before it started, which may not know its
+// requests: its socket's name changes with the helper, and the command
+// starts a daemon of its own install.
+func TestDaemonOfAnotherInstall(t *testing.T) {
+	_, url := newDatabase(t)
+	c := clones(t, url, 1)[0]
+	helper := filepath.Join(t.TempDir(), pgboard.HelperName)
+	install := func(at time.Time) {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(bin, pgboard.HelperName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Remove(helper)
+		if err := os.WriteFile(helper, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(helper, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PICKUP_POSTGRES_HELPER=" + helper}
+	run := func(title string) {
+		t.Helper()
+		if res := c.pickupEnv(context.Background(), "", env, "new", "-t", title); res.code != 0 {
+			t.Fatalf("new %q: exit %d\n%s", title, res.code, res.stderr)
+		}
+	}
+	install(time.Now().Add(-time.Hour))
+	run("with the first install")
+	first := pgboard.SocketPath(runDir, helper, url)
+	if _, err := os.Stat(first); err != nil {
+		t.Fatalf("no daemon of the first install: %v", err)
+	}
+	install(time.Now())
+	second := pgboard.SocketPath(runDir, helper, url)
+	if second == first {
+		t.Fatalf("the daemon's socket is named the same for two installs: %s", first)
+	}
+	run("with the second install")
+	if _, err := os.Stat(second); err != nil {
+		t.Fatalf("the second install started no daemon of its own: %v", err)
+	}
+}
+
+// TestDaemonFolderUnsafe: a sockets' folder that other users could write
+// to is not used; the command still works, with a helper of its own, and
+// warns: what is wrong, with which folder, and the fix.
+func TestDaemonFolderUnsafe(t *testing.T) {
+	db, url := newDatabase(t)
+	c := clones(t, url, 1)[0]
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	res := c.pickupEnv(context.Background(), "", []string{"PICKUP_PG_RUNDIR=" + dir}, "new", "-t", "with an unsafe folder")
+	if res.code != 0 {
+		t.Fatalf("new: exit %d\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"pickup: warning: no pickup-postgres daemon", dir, "mode 0700", "slower"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the warning does not say %q:\n%s", want, res.stderr)
+		}
+	}
+	if got := server.psql(t, db, "SELECT count(*) FROM pickup_sessions"); got != "1" {
+		t.Errorf("the database has %s sessions, want 1", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a daemon used the unsafe folder: %v", entries)
+	}
+	// The folder the tests use (0700): no warning.
+	if res := c.pickup(context.Background(), "", "new", "-t", "with the daemon"); res.code != 0 || res.stderr != "" {
+		t.Errorf("new with the daemon: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
