@@ -268,9 +268,16 @@ func (f *Feed) judge(owner string) (boardview.Owner, bool) {
 	} else if !lease.Created.IsZero() && f.Shared != nil {
 		o.Elsewhere = true // a lease this clone keeps for an owner of another clone
 		o.Host = f.peerHost(owner)
-	} else if !lease.Created.IsZero() && f.pgURL != "" {
-		o.Elsewhere = true // a lease this board keeps for an owner of another machine
+	} else if f.pgURL != "" && f.elsewhere(owner) {
+		o.Elsewhere = true // an owner of another machine, heard of through the database
 		o.Host = f.pgHost(owner)
+	}
+	if f.B.LastHeard != nil {
+		// Its last heartbeat anywhere, as the judgment counts it: when
+		// the judgment may change by itself (live.go) runs from it.
+		if at, ok := f.B.LastHeard(owner); ok && at.After(o.Heartbeat) {
+			o.Heartbeat = at
+		}
 	}
 	if lease.Created.IsZero() {
 		if list, err := f.B.ListOwner(owner); err != nil || len(list) == 0 {

@@ -3,6 +3,7 @@ package boardfeed
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -214,7 +215,7 @@ func (l *live) followPG() {
 
 // elsewhere reports whether owner works on another machine of a
 // PostgreSQL board: the database has its heartbeat and no process here
-// holds its lease.
+// holds a lease of it (it has none here, or one with no holder).
 func (f *Feed) elsewhere(owner string) bool {
 	f.mu.Lock()
 	_, ok := f.pgBeats[owner]
@@ -223,6 +224,9 @@ func (f *Feed) elsewhere(owner string) bool {
 		return false
 	}
 	l, err := f.leases.Get(owner)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
 	return err == nil && len(l.Holders) == 0
 }
 
