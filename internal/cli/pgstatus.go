@@ -3,10 +3,10 @@ package cli
 import "time"
 
 // pgOwner completes st, an owner of a PostgreSQL board, with what the
-// database knows of it: an owner whose lease here has no process works on
-// another machine, shown with that machine (its last heartbeat's) and how
-// long ago that heartbeat was, judged on the database server's clock (the
-// lease's heartbeat is when this board last saw it move).
+// database knows of it: an owner with a heartbeat there and no process in
+// a lease here works on another machine, shown with that machine (its last
+// heartbeat's) and how long ago that heartbeat was, judged on the database
+// server's clock.
 func (r *run) pgOwner(st *ownerStatus) {
 	if len(st.Holders) > 0 {
 		return
