@@ -47,16 +47,7 @@ func (e *events) await(t *testing.T, what string, ok func(boardview.Event) bool)
 // moves it: a claim (the session, its owner judged alive, the log line),
 // and the owner's process killed (judged dead at once, through its pidfd).
 func TestFeed(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "board")
-	b, err := sessions.Init(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.NoSync = true
-	s, err := b.Create(sessions.Meta{Title: "the first"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, b, s := newTestBoard(t, "the first")
 	f, err := Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -123,4 +114,21 @@ func TestFeed(t *testing.T) {
 	if _, err := os.Stat(b.Path(sessions.Doing, "agent", s.ID)); err != nil {
 		t.Errorf("the board moved a session: %v", err) // read-only: the dead keep theirs
 	}
+}
+
+// newTestBoard makes a board (unsynced) in a temporary folder with one
+// session in todo/.
+func newTestBoard(t *testing.T, title string) (string, *sessions.Board, sessions.Session) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "board")
+	b, err := sessions.Init(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.NoSync = true
+	s, err := b.Create(sessions.Meta{Title: title}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, b, s
 }

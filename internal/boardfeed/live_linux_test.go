@@ -28,16 +28,7 @@ type heldBoard struct {
 
 func newHeldBoard(t *testing.T) heldBoard {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "board")
-	b, err := sessions.Init(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.NoSync = true
-	s, err := b.Create(sessions.Meta{Title: "the first"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, b, s := newTestBoard(t, "the first")
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -39,15 +39,7 @@ func TestDBErrText(t *testing.T) {
 // same, shows the board directory's last view, and says why; the live
 // board keeps saying it while it tries again.
 func TestOpenPostgresBoardUnreachable(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "board")
-	b, err := sessions.Init(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.NoSync = true
-	if _, err := b.Create(sessions.Meta{Title: "seen before"}, nil); err != nil {
-		t.Fatal(err)
-	}
+	dir, _, _ := newTestBoard(t, "seen before")
 	cfg, err := os.OpenFile(filepath.Join(dir, sessions.ConfigFile), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
