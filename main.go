@@ -7,8 +7,14 @@ import (
 	"os"
 
 	"github.com/pickup-dev/pickup/internal/cli"
+	"github.com/pickup-dev/pickup/internal/roles"
 )
 
 func main() {
+	// pickup starts itself again as a watchdog or a gate, and git starts
+	// it as its proxy: those hidden roles come before any argument parsing.
+	if code, ok := roles.Run(os.Args); ok {
+		os.Exit(code)
+	}
 	os.Exit(cli.Main(cli.OSEnv(), os.Args))
 }

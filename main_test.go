@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/roles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,9 @@ import (
 // installs it in $PATH under that name, and scripts run it with
 // `exec pickup ...`.
 func TestMain(m *testing.M) {
+	if code, ok := roles.Run(os.Args); ok { // see main.go
+		os.Exit(code)
+	}
 	testscript.Main(m, map[string]func(){
 		"pickup": func() { os.Exit(cli.Main(cli.OSEnv(), os.Args)) },
 	})

@@ -39,3 +39,18 @@ func TestBoardStaysOut(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPStaysOut: the MCP SDK (which links net/http, TLS and OAuth)
+// links into pickup-mcp only (internal/cmd/pickup-mcp), never into
+// pickup, which agents' hooks start at every tool call.
+func TestMCPStaysOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/modelcontextprotocol/") || pkg == "github.com/pickup-dev/pickup/internal/mcpserver" {
+			t.Errorf("pickup depends on %s, which belongs to pickup-mcp only", pkg)
+		}
+	}
+}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
-	"github.com/pickup-dev/pickup/internal/benchtool/benchkit"
-	"github.com/pickup-dev/pickup/internal/benchtool/drain"
+	"github.com/pickup-dev/pickup/internal/benchkit"
+	"github.com/pickup-dev/pickup/internal/benchkit/drain"
 	"github.com/pickup-dev/pickup/sessions"
 )
 

@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 	"golang.org/x/sys/unix"
@@ -26,9 +28,24 @@ type Client struct {
 	once  sync.Once
 	log   *sessions.EventLog
 	syncs dirSyncs
+
+	// The arbiter New attached (nil: none; see attach.go), and
+	// config.yaml's shared: (checkArbiter).
+	arbMu      sync.Mutex
+	arb        arbiter.Arbiter
+	sharedOnce sync.Once
+	sharedAt   string
 }
 
 // New returns a client for owner on board b.
+//
+// On a shared board (config.yaml says shared: REMOTE or shared:
+// postgres://…) New attaches the board's arbiter, as pickup's commands do:
+// every transition then stands only once the git remote or the database
+// took it, and a claim lost there fails with ErrSessionNotAvailable, as
+// a claim lost here does. Each transition brings the board in line with
+// the arbiter first. Call Close when done (it releases the connection);
+// on a board that is not shared Close does nothing.
 //
 // The owner's directory, doing/<owner>/, must be a real directory of the
 // board (or missing): every claim lands there, so a link in its place
@@ -41,18 +58,26 @@ func New(b *sessions.Board, owner string) (*Client, error) {
 	if err := b.CheckDir(string(sessions.Doing) + "/" + owner); err != nil {
 		return nil, err
 	}
-	return &Client{Board: b, Owner: owner}, nil
+	c := &Client{Board: b, Owner: owner}
+	if err := c.attach(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Claim moves session id from todo/ to doing/<owner>/. Claiming a session
 // this owner already holds succeeds and changes nothing.
 func (c *Client) Claim(id string) (sessions.Session, error) {
-	return c.transition("claim", id, sessions.Todo, "", sessions.Doing, c.Owner)
+	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+		return c.transition("claim", id, sessions.Todo, "", sessions.Doing, c.Owner)
+	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }
 
 // Release moves session id from doing/<owner>/ back to todo/.
 func (c *Client) Release(id string) (sessions.Session, error) {
-	return c.transition("release", id, sessions.Doing, c.Owner, sessions.Todo, "")
+	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+		return c.transition("release", id, sessions.Doing, c.Owner, sessions.Todo, "")
+	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }
 
 // ReleaseAll releases every session this owner holds and removes the
@@ -81,13 +106,17 @@ func (c *Client) ReleaseAll() ([]sessions.Session, error) {
 
 // Done moves session id from doing/<owner>/ to done/.
 func (c *Client) Done(id string) (sessions.Session, error) {
-	return c.transition("done", id, sessions.Doing, c.Owner, sessions.Done, "")
+	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+		return c.transition("done", id, sessions.Doing, c.Owner, sessions.Done, "")
+	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }
 
 // Reopen moves session id from done/ back to todo/. Reopening a session that
 // is already in todo succeeds and changes nothing.
 func (c *Client) Reopen(id string) (sessions.Session, error) {
-	return c.transition("reopen", id, sessions.Done, "", sessions.Todo, "")
+	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+		return c.transition("reopen", id, sessions.Done, "", sessions.Todo, "")
+	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }
 
 func (c *Client) transition(op, id string, from sessions.State, fromOwner string, to sessions.State, toOwner string) (sessions.Session, error) {
@@ -104,9 +133,26 @@ func (c *Client) transition(op, id string, from sessions.State, fromOwner string
 			// first, here or at a shared board's remote).
 			return c.read(to, toOwner, id)
 		}
+		if op == "done" && errors.As(err, &e) && (errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrClaimLost)) && e.State == sessions.Done && c.lastDoneBy(id) {
+			// A repeated done: this owner's own done is the session's last
+			// transition (run again after an answer that was lost, as
+			// exit 8's hint says: the first push had landed).
+			return c.read(sessions.Done, "", id)
+		}
 		return sessions.Session{}, err
 	}
 	return c.read(to, toOwner, id)
+}
+
+// lastDoneBy reports whether the board's history ends, for session id,
+// with this owner's done.
+func (c *Client) lastDoneBy(id string) bool {
+	events, _, err := c.Board.Events(id)
+	if err != nil || len(events) == 0 {
+		return false
+	}
+	last := events[len(events)-1]
+	return last.Op == "done" && last.Owner == c.Owner
 }
 
 // shift is the rename of a transition: it moves the session, fences a
@@ -121,7 +167,7 @@ func (c *Client) shift(op, id string, from sessions.State, fromOwner string, to 
 	var e *Error
 	if (op == "release" || op == "done") && errors.As(err, &e) &&
 		(errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound)) {
-		if r, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
+		if r, reaped := (&Leases{Board: c.Board}).wasReaped(c.Owner, id); reaped {
 			e.Err = ErrClaimLost // fenced: this owner was reaped
 			if r.State == ownerSuperseded {
 				e.Err = ErrLostToEarlierClaim
@@ -145,7 +191,7 @@ func (c *Client) Holds(id string) error {
 	}
 	e := &Error{Op: "heartbeat", ID: id}
 	e.State, e.Holder, e.Err = c.whereIs(id)
-	if _, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
+	if _, reaped := (&Leases{Board: c.Board}).wasReaped(c.Owner, id); reaped {
 		e.Err = ErrClaimLost
 	}
 	return e
@@ -191,6 +237,9 @@ func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 		if info, lerr := os.Lstat(src); lerr == nil && !info.Mode().IsRegular() {
 			return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: ErrSessionNotFound}
 		}
+	}
+	if err := c.checkArbiter(); err != nil {
+		return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: err}
 	}
 	// Never while a sync rewrites the work tree, nor on a work tree left
 	// half-rebased (see sessions.Board.EnterMove).
@@ -279,7 +328,7 @@ func (c *Client) commitEach(ms ...moved) []error {
 		// it; the arbiter undoes a refused one and keeps the event log.
 		for i, e := range events {
 			if err := c.Board.Arbiter(c.Board.NewEvent(e)); err != nil {
-				errs[i] = err
+				errs[i] = fromArbiter(err)
 			}
 		}
 		return errs
@@ -474,5 +523,7 @@ func (c *Client) HandOver(id, to string) (sessions.Session, error) {
 	if err := c.Board.CheckDir(string(sessions.Doing) + "/" + to); err != nil {
 		return sessions.Session{}, &Error{Op: "hand over", ID: id, Err: err}
 	}
-	return c.transition("hand over", id, sessions.Doing, c.Owner, sessions.Doing, to)
+	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+		return c.transition("hand over", id, sessions.Doing, c.Owner, sessions.Doing, to)
+	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }

@@ -123,7 +123,7 @@ func pkTree(t *testing.T, root string) map[string]string {
 		if err != nil {
 			return err
 		}
-		if d.Name() == sessions.MoveGuardFile && filepath.Base(filepath.Dir(p)) == sessions.RuntimeDirName {
+		if d.Name() == "moves.lock" && filepath.Base(filepath.Dir(p)) == sessions.RuntimeDirName {
 			return nil // the move guard, made by the first move: a lock, not board state
 		}
 		info, err := d.Info()

@@ -117,7 +117,8 @@ func runAndKill(exe, mode, dir, owner string, seed uint64, afterSteps int, delay
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	// A worker that stops making progress must not hang the test.
+	// A worker that stops making progress (prints no line for 2 minutes)
+	// must not hang the test.
 	watchdog := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer watchdog.Stop()
 	r := bufio.NewReader(out)
@@ -125,6 +126,7 @@ func runAndKill(exe, mode, dir, owner string, seed uint64, afterSteps int, delay
 	ready, killed := false, false
 	for {
 		line, err := r.ReadString('\n')
+		watchdog.Reset(2 * time.Minute) // counted from the worker's last line
 		if err != nil {
 			if err != io.EOF {
 				return nil, err

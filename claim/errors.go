@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -14,14 +15,14 @@ var (
 	// transition needs it: claimed by someone else, already done, or (for
 	// release and done) not claimed by this owner. Losing a race to claim
 	// is this error, and it is a normal outcome.
-	ErrSessionNotAvailable = errors.New("session not available")
+	ErrSessionNotAvailable = arbiter.ErrSessionNotAvailable
 	// ErrSessionNotFound: no state holds the session.
-	ErrSessionNotFound = errors.New("session not found")
+	ErrSessionNotFound = arbiter.ErrSessionNotFound
 	// ErrInvalidID: an id or owner that is not a safe file name.
 	ErrInvalidID = sessions.ErrInvalidID
 	// ErrConflict: the destination already holds a session with that id
 	// (after a git merge, say). Nothing was overwritten.
-	ErrConflict = errors.New("destination already holds that id")
+	ErrConflict = arbiter.ErrConflict
 	// ErrCrossDevice: the board spans filesystems, so a rename cannot move
 	// the session atomically (EXDEV). Nothing moved.
 	ErrCrossDevice = errors.New("board spans more than one filesystem")
@@ -30,11 +31,16 @@ var (
 	// ErrClaimLost: the owner's claim was taken away (its lease was reaped
 	// and the session returned to todo); the owner may no longer finish or
 	// release it.
-	ErrClaimLost = errors.New("claim lost")
+	ErrClaimLost = arbiter.ErrClaimLost
 	// ErrLostToEarlierClaim is ErrClaimLost (it matches both) for a
 	// session that two owners claimed (through a sync or a merge) and
 	// that pickup doctor --fix gave to the owner who claimed it first.
 	ErrLostToEarlierClaim = fmt.Errorf("%w to an earlier claim", ErrClaimLost)
+	// ErrNotAttached: the board is shared (config.yaml says shared:) and
+	// no arbiter is attached to it (a Client made without New, or used
+	// after Close): the transition is refused rather than made in this
+	// clone only. Make the client with New.
+	ErrNotAttached = arbiter.ErrNotAttached
 )
 
 // Error records a failed transition, like *os.LinkError: the operation, the
@@ -68,3 +74,27 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// fromArbiter is err with an arbiter's refusal (the packages beneath claim
+// cannot make a *Error) turned into the *Error that claim's callers know;
+// a refusal joined with the failure to undo it keeps the join.
+func fromArbiter(err error) error {
+	switch x := err.(type) {
+	case nil:
+		return nil
+	case *arbiter.Refusal:
+		return &Error{Op: x.Op, ID: x.ID, From: x.From, To: x.To, State: x.State, Holder: x.Holder, Err: x.Err, Arbiter: x.Lost}
+	case interface{ Unwrap() []error }:
+		errs := x.Unwrap()
+		out := make([]error, len(errs))
+		changed := false
+		for i, e := range errs {
+			out[i] = fromArbiter(e)
+			changed = changed || out[i] != e
+		}
+		if changed {
+			return errors.Join(out...)
+		}
+	}
+	return err
+}

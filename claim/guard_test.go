@@ -53,7 +53,7 @@ func TestClientRefusesLinkedOwnerDir(t *testing.T) {
 func TestLeaseAndLockFilesArePrivate(t *testing.T) {
 	b := pkBoard(t)
 	leases := &claim.Leases{Board: b}
-	if _, err := leases.Register("alice", proc.Env{}.Self()); err != nil {
+	if _, err := leases.Heartbeat("alice", claim.Holder(proc.Env{}.Self())); err != nil {
 		t.Fatal(err)
 	}
 	unlock, err := claim.BoardLocks(b).Acquire(context.Background(), "deploy")

@@ -31,17 +31,17 @@ const DefaultStale = 30 * time.Minute
 // short-lived process can never weaken a long-lived one's lease: the owner
 // is dead only when every holder provably is.
 type Lease struct {
-	Owner     string         `json:"owner"`
-	Holders   []proc.Process `json:"holders"`
-	Created   time.Time      `json:"created_at"`
-	Heartbeat time.Time      `json:"heartbeat_at"`
+	Owner     string    `json:"owner"`
+	Holders   []Holder  `json:"holders"`
+	Created   time.Time `json:"created_at"`
+	Heartbeat time.Time `json:"heartbeat_at"`
 }
 
 // leaseFile is a lease as stored; Process is the single holder that leases
 // written before holders existed recorded.
 type leaseFile struct {
 	Lease
-	Process *proc.Process `json:"process,omitempty"`
+	Process *Holder `json:"process,omitempty"`
 }
 
 // OwnerState is how an owner stands, as reap and status judge it.
@@ -66,10 +66,12 @@ const (
 // Leases reads and writes the leases of a board.
 type Leases struct {
 	Board *sessions.Board
-	// Proc judges liveness; its zero value reads the real system.
-	Proc proc.Env
 	// Now replaces time.Now in tests.
 	Now func() time.Time
+
+	// sys judges liveness: the real system unless pickup's own packages
+	// or tests set it (internal/claimhook.UseSystem).
+	sys proc.Env
 
 	// hook, set by tests, runs at the named points of a reap, so that a
 	// test can act in the windows a concurrent process could.
@@ -106,15 +108,15 @@ func (l *Leases) Get(owner string) (Lease, error) {
 	if f.Process != nil && f.Process.PID > 0 && len(f.Holders) == 0 {
 		// A lease of an earlier pickup. Its record lacks a pid namespace,
 		// so it is judged unknown, never dead: when in doubt, a claim stays.
-		f.Holders = []proc.Process{*f.Process}
+		f.Holders = []Holder{*f.Process}
 	}
 	return f.Lease, nil
 }
 
-// Register adds holders to owner's lease, creating it if needed, and
-// heartbeats. Holders already in it stay, except those that provably no
-// longer run: a lease is never weakened by a later call.
-func (l *Leases) Register(owner string, holders ...proc.Process) (Lease, error) {
+// Heartbeat renews owner's lease, creating it if needed, and adds holders
+// to it. Holders already in it stay, except those that provably no longer
+// run: a lease is never weakened by a later call.
+func (l *Leases) Heartbeat(owner string, holders ...Holder) (Lease, error) {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return Lease{}, err
 	}
@@ -123,12 +125,7 @@ func (l *Leases) Register(owner string, holders ...proc.Process) (Lease, error) 
 		return Lease{}, err
 	}
 	defer unlock()
-	return l.register(owner, holders, l.Proc.Self())
-}
-
-// Heartbeat renews owner's lease, adding holders to it (see Register).
-func (l *Leases) Heartbeat(owner string, holders ...proc.Process) (Lease, error) {
-	return l.Register(owner, holders...)
+	return l.register(owner, holders, l.sys.Self())
 }
 
 // Ensure makes holders part of owner's lease before a claim. It is cheap
@@ -137,7 +134,7 @@ func (l *Leases) Heartbeat(owner string, holders ...proc.Process) (Lease, error)
 // owner left: if every process of the owner's lease provably no longer
 // runs, that run's sessions are reaped (returned to todo/, the attempt
 // counted, as Reap does) and returned; then it registers holders.
-func (l *Leases) Ensure(owner string, refresh time.Duration, opts ReapOptions, holders ...proc.Process) ([]Reaped, error) {
+func (l *Leases) Ensure(owner string, refresh time.Duration, opts ReapOptions, holders ...Holder) ([]Reaped, error) {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return nil, err
 	}
@@ -149,7 +146,7 @@ func (l *Leases) Ensure(owner string, refresh time.Duration, opts ReapOptions, h
 		return nil, err
 	}
 	defer unlock()
-	local := l.Proc.Self()
+	local := l.sys.Self()
 	var reaped []Reaped
 	if state, _, reason := l.judge(owner, opts.Stale, local); state == OwnerDead {
 		opts.OnlyDead = true
@@ -161,7 +158,7 @@ func (l *Leases) Ensure(owner string, refresh time.Duration, opts ReapOptions, h
 	return reaped, err
 }
 
-func holdsAll(lease Lease, holders []proc.Process) bool {
+func holdsAll(lease Lease, holders []Holder) bool {
 	for _, h := range holders {
 		if !holds(lease, h) {
 			return false
@@ -170,7 +167,7 @@ func holdsAll(lease Lease, holders []proc.Process) bool {
 	return true
 }
 
-func holds(lease Lease, p proc.Process) bool {
+func holds(lease Lease, p Holder) bool {
 	for _, h := range lease.Holders {
 		if h.Same(p) {
 			return true
@@ -179,14 +176,14 @@ func holds(lease Lease, p proc.Process) bool {
 	return false
 }
 
-// register is Register with the owner's guard held.
-func (l *Leases) register(owner string, holders []proc.Process, local proc.Process) (Lease, error) {
+// register is Heartbeat with the owner's guard held.
+func (l *Leases) register(owner string, holders []Holder, local proc.Process) (Lease, error) {
 	now := l.now()
-	lease := Lease{Owner: owner, Holders: []proc.Process{}, Created: now, Heartbeat: now}
+	lease := Lease{Owner: owner, Holders: []Holder{}, Created: now, Heartbeat: now}
 	if old, err := l.Get(owner); err == nil {
 		lease.Created = old.Created
 		for _, h := range old.Holders {
-			if l.Proc.Liveness(h, local) != proc.Dead {
+			if l.sys.Liveness(proc.Process(h), local) != proc.Dead {
 				lease.Holders = append(lease.Holders, h)
 			}
 		}
@@ -203,19 +200,19 @@ func (l *Leases) register(owner string, holders []proc.Process, local proc.Proce
 // provably no longer runs, keeping the claims: what stays is judged by
 // heartbeats alone unless another holder runs. Claude Code's SessionEnd
 // calls it for keep_on_session_end.
-func (l *Leases) Detach(owner string, p proc.Process) (Lease, error) {
+func (l *Leases) Detach(owner string, p Holder) (Lease, error) {
 	unlock, err := l.guard(owner)
 	if err != nil {
 		return Lease{}, err
 	}
 	defer unlock()
-	local := l.Proc.Self()
+	local := l.sys.Self()
 	now := l.now()
-	lease := Lease{Owner: owner, Holders: []proc.Process{}, Created: now, Heartbeat: now}
+	lease := Lease{Owner: owner, Holders: []Holder{}, Created: now, Heartbeat: now}
 	if old, err := l.Get(owner); err == nil {
 		lease.Created = old.Created
 		for _, h := range old.Holders {
-			if !h.Same(p) && l.Proc.Liveness(h, local) != proc.Dead {
+			if !h.Same(p) && l.sys.Liveness(proc.Process(h), local) != proc.Dead {
 				lease.Holders = append(lease.Holders, h)
 			}
 		}
@@ -227,7 +224,7 @@ func (l *Leases) Detach(owner string, p proc.Process) (Lease, error) {
 func (l *Leases) Remove(owner string) error {
 	// Neither a lease nor its guard: nothing to remove, and taking the
 	// guard would create its file only to delete it (a SessionEnd of a
-	// session that never claimed). A Register that starts meanwhile comes
+	// session that never claimed). A Heartbeat that starts meanwhile comes
 	// after this Remove; one under way holds the guard, whose file exists.
 	if absent(l.path(owner)) && absent(l.guardPath(owner)) {
 		return nil
@@ -296,7 +293,7 @@ func (l *Leases) guard(owner string) (unlock func(), err error) {
 // heartbeats. Without a lease, the age of the owner's newest claim stands
 // in for the heartbeat.
 func (l *Leases) Judge(owner string, stale time.Duration) (OwnerState, Lease, string) {
-	return l.judge(owner, stale, l.Proc.Self())
+	return l.judge(owner, stale, l.sys.Self())
 }
 
 func (l *Leases) judge(owner string, stale time.Duration, local proc.Process) (OwnerState, Lease, string) {
@@ -306,6 +303,10 @@ func (l *Leases) judge(owner string, stale time.Duration, local proc.Process) (O
 	now := l.now()
 	heard, wasHeard := l.lastHeard(owner)
 	lease, err := l.Get(owner)
+	if others := l.heardHolders(owner); len(others) > 0 {
+		// Its leases on other boards of this machine (lease_heard.go).
+		lease, err = withHolders(lease, err, owner, heard, wasHeard, now, others), nil
+	}
 	if err != nil {
 		last, ok := l.lastClaim(owner)
 		if wasHeard && (!ok || heard.After(last)) {
@@ -320,9 +321,9 @@ func (l *Leases) judge(owner string, stale time.Duration, local proc.Process) (O
 		}
 		return OwnerStale, Lease{}, fmt.Sprintf("no lease and no claim for %s", now.Sub(last).Round(time.Second))
 	}
-	var dead, unknown []proc.Process
+	var dead, unknown []Holder
 	for _, h := range lease.Holders {
-		switch l.Proc.Liveness(h, local) {
+		switch l.sys.Liveness(proc.Process(h), local) {
 		case proc.Alive:
 			return OwnerAlive, lease, fmt.Sprintf("%s is running", h)
 		case proc.Dead:
@@ -359,7 +360,7 @@ func (l *Leases) lastHeard(owner string) (time.Time, bool) {
 }
 
 // listProcesses names up to three processes, for a reason.
-func listProcesses(ps []proc.Process) string {
+func listProcesses(ps []Holder) string {
 	var names []string
 	for i, p := range ps {
 		if i == 3 {

@@ -30,7 +30,7 @@ func TestRenew(t *testing.T) {
 			b := leaseBoard(t)
 			now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 			l := &claim.Leases{Board: b, Now: func() time.Time { return now }}
-			if _, err := l.Register("alice", self); err != nil {
+			if _, err := l.Heartbeat("alice", claim.Holder(self)); err != nil {
 				t.Fatal(err)
 			}
 			path := filepath.Join(b.RuntimeDir(), "leases", "alice.json")
@@ -39,7 +39,7 @@ func TestRenew(t *testing.T) {
 				t.Fatal(err)
 			}
 			now = now.Add(tt.age)
-			got, err := l.Renew("alice", time.Minute, tt.holder)
+			got, err := l.Renew("alice", time.Minute, claim.Holder(tt.holder))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestRenew(t *testing.T) {
 			}
 			held := false
 			for _, h := range stored.Holders {
-				held = held || h.Same(tt.holder)
+				held = held || h.Same(claim.Holder(tt.holder))
 			}
 			if tt.holder == self && !held {
 				t.Errorf("the lease does not hold %v after Renew", tt.holder)
@@ -72,10 +72,10 @@ func TestRenew(t *testing.T) {
 	t.Run("no lease", func(t *testing.T) {
 		b := leaseBoard(t)
 		l := &claim.Leases{Board: b}
-		if _, err := l.Renew("bob", time.Minute, self); err != nil {
+		if _, err := l.Renew("bob", time.Minute, claim.Holder(self)); err != nil {
 			t.Fatal(err)
 		}
-		if lease, err := l.Get("bob"); err != nil || len(lease.Holders) != 1 || !lease.Holders[0].Same(self) {
+		if lease, err := l.Get("bob"); err != nil || len(lease.Holders) != 1 || !lease.Holders[0].Same(claim.Holder(self)) {
 			t.Errorf("after Renew without a lease: %+v, %v", lease, err)
 		}
 	})
@@ -96,7 +96,7 @@ func TestRemove(t *testing.T) {
 			}
 		}
 	}
-	if _, err := l.Register("alice", proc.Self()); err != nil {
+	if _, err := l.Heartbeat("alice", claim.Holder(proc.Self())); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Remove("alice"); err != nil {

@@ -38,10 +38,10 @@ func TestRegisterNeverWeakens(t *testing.T) {
 	l := &claim.Leases{Board: b}
 	long, longCmd := liveProcess(t)
 	short, shortCmd := liveProcess(t)
-	if _, err := l.Register("o", long); err != nil {
+	if _, err := l.Heartbeat("o", claim.Holder(long)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Register("o", short); err != nil { // a later call, from elsewhere
+	if _, err := l.Heartbeat("o", claim.Holder(short)); err != nil { // a later call, from elsewhere
 		t.Fatal(err)
 	}
 	_ = shortCmd.Process.Kill()
@@ -49,8 +49,8 @@ func TestRegisterNeverWeakens(t *testing.T) {
 	if st, _, reason := l.Judge("o", 0); st != claim.OwnerAlive {
 		t.Fatalf("after the short-lived holder exited: %s (%s), want alive", st, reason)
 	}
-	lease, err := l.Register("o") // a heartbeat prunes what provably exited
-	if err != nil || len(lease.Holders) != 1 || !lease.Holders[0].Same(long) {
+	lease, err := l.Heartbeat("o") // a heartbeat prunes what provably exited
+	if err != nil || len(lease.Holders) != 1 || !lease.Holders[0].Same(claim.Holder(long)) {
 		t.Fatalf("after a heartbeat: %+v, %v; want only the long-lived holder", lease.Holders, err)
 	}
 	if reaped, err := l.Reap(claim.ReapOptions{}); err != nil || len(reaped) != 0 {
@@ -70,7 +70,7 @@ func TestReapRechecksUnderTheGuard(t *testing.T) {
 	b := leaseBoard(t)
 	old := claimNew(t, b, "o", 1)[0]
 	l := &claim.Leases{Board: b}
-	if _, err := l.Register("o", deadProcess(t)); err != nil {
+	if _, err := l.Heartbeat("o", claim.Holder(deadProcess(t))); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := b.Create(sessions.Meta{Title: "fresh"}, nil)
@@ -84,7 +84,7 @@ func TestReapRechecksUnderTheGuard(t *testing.T) {
 			return
 		}
 		// The window between the reaper's judgement and its moves.
-		if _, err := (&claim.Leases{Board: b}).Ensure("o", time.Minute, claim.ReapOptions{}, live); err != nil {
+		if _, err := (&claim.Leases{Board: b}).Ensure("o", time.Minute, claim.ReapOptions{}, claim.Holder(live)); err != nil {
 			t.Error(err)
 		}
 		if _, err := oc.Claim(fresh.ID); err != nil {
@@ -120,7 +120,7 @@ func TestReapClaimRaceProcesses(t *testing.T) {
 	for i := 0; i < rounds; i++ {
 		b := leaseBoard(t)
 		claimNew(t, b, "o", 2)
-		if _, err := (&claim.Leases{Board: b}).Register("o", deadProcess(t)); err != nil {
+		if _, err := (&claim.Leases{Board: b}).Heartbeat("o", claim.Holder(deadProcess(t))); err != nil {
 			t.Fatal(err)
 		}
 		fresh, err := b.Create(sessions.Meta{Title: "fresh"}, nil)
@@ -138,7 +138,7 @@ func TestReapClaimRaceProcesses(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			if _, err := (&claim.Leases{Board: b}).Ensure("o", time.Minute, claim.ReapOptions{}, live); err != nil {
+			if _, err := (&claim.Leases{Board: b}).Ensure("o", time.Minute, claim.ReapOptions{}, claim.Holder(live)); err != nil {
 				t.Error(err)
 			}
 			oc, _ := claim.New(b, "o")
@@ -160,7 +160,7 @@ func TestReapFencesASessionMovedMeanwhile(t *testing.T) {
 	b := leaseBoard(t)
 	x := claimNew(t, b, "a", 1)[0]
 	l := &claim.Leases{Board: b}
-	if _, err := l.Register("a", deadProcess(t)); err != nil {
+	if _, err := l.Heartbeat("a", claim.Holder(deadProcess(t))); err != nil {
 		t.Fatal(err)
 	}
 	claim.SetReapHook(l, func(point, owner, id string) {
@@ -214,7 +214,7 @@ func TestReapsCountAsAttempts(t *testing.T) {
 					t.Fatalf("attempt %d: claim: %v", attempt, err)
 				}
 				l := &claim.Leases{Board: b}
-				if _, err := l.Register("agent", deadProcess(t)); err != nil { // the agent crashed
+				if _, err := l.Heartbeat("agent", claim.Holder(deadProcess(t))); err != nil { // the agent crashed
 					t.Fatal(err)
 				}
 				reaped, err := l.Reap(claim.ReapOptions{})

@@ -110,7 +110,7 @@ func TestJudge(t *testing.T) {
 			l := &claim.Leases{Board: b, Now: func() time.Time { return now }}
 			if !tt.none {
 				write := &claim.Leases{Board: b, Now: func() time.Time { return now.Add(-tt.heartbeat) }}
-				if _, err := write.Register("o", tt.holders...); err != nil {
+				if _, err := write.Heartbeat("o", holdersOf(tt.holders)...); err != nil {
 					t.Fatal(err)
 				}
 			} else {
@@ -161,7 +161,7 @@ func TestReapFencesTheReapedOwner(t *testing.T) {
 	ids := claimNew(t, b, "a", 1)
 	x := ids[0]
 	l := &claim.Leases{Board: b}
-	if _, err := l.Register("a", deadProcess(t)); err != nil {
+	if _, err := l.Heartbeat("a", claim.Holder(deadProcess(t))); err != nil {
 		t.Fatal(err)
 	}
 	reaped, err := l.Reap(claim.ReapOptions{})
@@ -197,10 +197,10 @@ func TestReapLeavesLiveAndRecentOwners(t *testing.T) {
 	claimNew(t, b, "alive", 2)
 	claimNew(t, b, "remote", 2)
 	l := &claim.Leases{Board: b}
-	if _, err := l.Register("alive", proc.Self()); err != nil {
+	if _, err := l.Heartbeat("alive", claim.Holder(proc.Self())); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Register("remote", proc.Process{Host: "elsewhere", PID: 7}); err != nil {
+	if _, err := l.Heartbeat("remote", claim.Holder{Host: "elsewhere", PID: 7}); err != nil {
 		t.Fatal(err)
 	}
 	reaped, err := l.Reap(claim.ReapOptions{Stale: time.Nanosecond})
@@ -221,7 +221,7 @@ func TestConcurrentReapersReturnEachSessionOnce(t *testing.T) {
 	b := leaseBoard(t)
 	const n, reapers = 500, 4
 	ids := claimNew(t, b, "gone", n)
-	if _, err := (&claim.Leases{Board: b}).Register("gone", deadProcess(t)); err != nil {
+	if _, err := (&claim.Leases{Board: b}).Heartbeat("gone", claim.Holder(deadProcess(t))); err != nil {
 		t.Fatal(err)
 	}
 	var total atomic.Int64
@@ -267,7 +267,7 @@ func TestConcurrentReapersReturnEachSessionOnce(t *testing.T) {
 func TestNextHealsDeadOwners(t *testing.T) {
 	b := leaseBoard(t)
 	ids := claimNew(t, b, "crashed", 1)
-	if _, err := (&claim.Leases{Board: b}).Register("crashed", deadProcess(t)); err != nil {
+	if _, err := (&claim.Leases{Board: b}).Heartbeat("crashed", claim.Holder(deadProcess(t))); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := claim.New(b, "fresh")

@@ -20,7 +20,7 @@ func (l *Leases) Tidy(owner string) (bool, error) {
 		return false, err
 	}
 	defer unlock()
-	if state, _, _ := l.judge(owner, 0, l.Proc.Self()); state != OwnerDead {
+	if state, _, _ := l.judge(owner, 0, l.sys.Self()); state != OwnerDead {
 		return false, nil
 	}
 	if list, err := l.Board.ListOwner(owner); err != nil || len(list) > 0 {

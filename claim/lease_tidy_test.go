@@ -29,7 +29,7 @@ func TestTidy(t *testing.T) {
 			b := leaseBoard(t)
 			claimNew(t, b, "w", tt.sessions)
 			leases := &claim.Leases{Board: b}
-			if _, err := leases.Register("w", tt.holder); err != nil {
+			if _, err := leases.Heartbeat("w", claim.Holder(tt.holder)); err != nil {
 				t.Fatal(err)
 			}
 			removed, err := leases.Tidy("w")

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -27,12 +28,12 @@ var (
 	ErrLockHeld = errors.New("lock held")
 	// ErrLockTimeout: the lock stayed held for the whole wait. It is
 	// distinct from every other error, and does not match ErrLockHeld.
-	ErrLockTimeout = errors.New("timed out waiting for lock")
+	ErrLockTimeout = arbiter.ErrLockTimeout
 	// ErrNotHolder: release or heartbeat of a lock that someone else
 	// holds, or an unlock after the lock was taken over.
-	ErrNotHolder = errors.New("not the lock holder")
+	ErrNotHolder = arbiter.ErrNotHolder
 	// ErrLockNotHeld: release or heartbeat of a lock that nobody holds.
-	ErrLockNotHeld = errors.New("lock not held")
+	ErrLockNotHeld = arbiter.ErrLockNotHeld
 	// ErrInvalidLockKey: an empty key, or one longer than MaxLockKeyLen.
 	ErrInvalidLockKey = errors.New("invalid lock key")
 )
@@ -67,7 +68,7 @@ const (
 type LockInfo struct {
 	Key         string        `json:"key"`
 	Owner       string        `json:"owner"`
-	Process     proc.Process  `json:"process"`
+	Process     Holder        `json:"process"`
 	AcquiredAt  time.Time     `json:"acquired_at"`
 	HeartbeatAt time.Time     `json:"heartbeat_at"`
 	TTL         time.Duration `json:"ttl"`
@@ -186,9 +187,13 @@ type Locks struct {
 	Now func() time.Time
 	// Rand replaces rand.Float64 (backoff jitter) in tests.
 	Rand func() float64
-	// Proc is where this host's identity and process liveness come from
-	// (the zero value: the real system).
-	Proc proc.Env
+	// sys is where this host's identity and process liveness come from:
+	// the real system unless pickup's own packages or tests set it
+	// (internal/claimhook.UseSystem).
+	sys proc.Env
+	// holder, if set, is the process every lock taken through l is
+	// recorded for instead of the caller (internal/claimhook.HoldLocksFor).
+	holder *proc.Process
 	// Perm is the mode of the files it creates (lock records, guards):
 	// zero means 0600, owner only (see sessions.Board.PrivatePerm).
 	Perm fs.FileMode
@@ -247,7 +252,7 @@ func (l *Locks) jitter() float64 {
 // local is this process, computed once: its host and boot id judge
 // records, and it is the default holder.
 func (l *Locks) local() proc.Process {
-	l.selfOnce.Do(func() { l.self = l.Proc.Self() })
+	l.selfOnce.Do(func() { l.self = l.sys.Self() })
 	return l.self
 }
 
@@ -306,6 +311,9 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 		return fail(err, nil)
 	}
 	rec := lockRecord{Key: key, Owner: o.owner, Token: newToken(), Run: o.run}
+	if o.process == nil {
+		o.process = l.holder
+	}
 	if o.process != nil {
 		rec.Process = *o.process
 	} else {

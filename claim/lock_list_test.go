@@ -25,11 +25,11 @@ func TestLockListAndCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mustLock(t0, "dead", WithLockProcess(child))
+	mustLock(t0, "dead", withLockProcess(child))
 	mustLock(t0, "local-old", WithLockTTL(time.Second)) // this process: alive
-	mustLock(now.Add(-2*time.Minute), "remote-fresh", WithLockProcess(elsewhere), WithLockTTL(5*time.Minute))
-	mustLock(now.Add(-10*time.Minute), "remote-stale", WithLockProcess(elsewhere), WithLockTTL(5*time.Minute))
-	mustLock(now.Add(-48*time.Hour), "remote-ancient", WithLockProcess(elsewhere), WithLockTTL(5*time.Minute))
+	mustLock(now.Add(-2*time.Minute), "remote-fresh", withLockProcess(elsewhere), WithLockTTL(5*time.Minute))
+	mustLock(now.Add(-10*time.Minute), "remote-stale", withLockProcess(elsewhere), WithLockTTL(5*time.Minute))
+	mustLock(now.Add(-48*time.Hour), "remote-ancient", withLockProcess(elsewhere), WithLockTTL(5*time.Minute))
 	kill()
 	// A record that cannot be parsed, written long ago, and a leftover
 	// temporary file.

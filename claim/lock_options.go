@@ -42,8 +42,10 @@ func WithLockBackoff(first, max time.Duration) LockOption {
 	return func(o *lockOptions) { o.minDelay, o.maxDelay = first, max }
 }
 
-// WithLockProcess records p as the holder's process instead of the calling
+// withLockProcess records p as the holder's process instead of the calling
 // process. The lock lives as long as p: a short-lived command that takes a
 // lock on behalf of a longer-lived one (a CLI called by an agent's shell)
-// records that one, or its lock is dead as soon as it exits.
-func WithLockProcess(p proc.Process) LockOption { return func(o *lockOptions) { o.process = &p } }
+// records that one, or its lock is dead as soon as it exits. pickup's own
+// packages reach it through internal/claimhook.HoldLocksFor; a Go program
+// is the long-lived process, and holds its locks itself.
+func withLockProcess(p proc.Process) LockOption { return func(o *lockOptions) { o.process = &p } }

@@ -19,7 +19,7 @@ func TestLockStaleTakeoverRace(t *testing.T) {
 	ctx := context.Background()
 	for round := range 20 {
 		l := testLocks(t)
-		if _, err := at(l, t0).Lock(ctx, "k", WithLockOwner("gone"), WithLockProcess(elsewhere), WithLockTTL(time.Minute)); err != nil {
+		if _, err := at(l, t0).Lock(ctx, "k", WithLockOwner("gone"), withLockProcess(elsewhere), WithLockTTL(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		const n = 16

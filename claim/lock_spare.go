@@ -183,5 +183,5 @@ func (l *Locks) privateLeftover(name string, age time.Duration) bool {
 	}
 	inode, _ := strconv.ParseUint(ns, 10, 64)
 	p := proc.Process{Host: l.local().Host, PidNS: inode, PID: n, BootID: l.local().BootID}
-	return l.Proc.Liveness(p, l.local()) == proc.Dead
+	return l.sys.Liveness(p, l.local()) == proc.Dead
 }

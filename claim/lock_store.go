@@ -247,7 +247,7 @@ func (l *Locks) heartbeat(key, owner string) error {
 			l.judge(&info, l.now())
 			return &LockError{Op: "heartbeat", Key: key, Holder: &info, Err: ErrNotHolder}
 		}
-		rec := lockRecord{Key: info.Key, Owner: info.Owner, Process: info.Process, AcquiredAt: info.AcquiredAt,
+		rec := lockRecord{Key: info.Key, Owner: info.Owner, Process: proc.Process(info.Process), AcquiredAt: info.AcquiredAt,
 			HeartbeatAt: l.now(), TTL: info.TTL.String(), Token: info.Token}
 		data, err := json.Marshal(rec)
 		if err != nil {
@@ -301,7 +301,7 @@ func infoOf(rec lockRecord, path string) LockInfo {
 	if err != nil || ttl <= 0 {
 		ttl = DefaultLockTTL
 	}
-	return LockInfo{Key: rec.Key, Owner: rec.Owner, Process: rec.Process, AcquiredAt: rec.AcquiredAt,
+	return LockInfo{Key: rec.Key, Owner: rec.Owner, Process: Holder(rec.Process), AcquiredAt: rec.AcquiredAt,
 		HeartbeatAt: rec.HeartbeatAt, TTL: ttl, Token: rec.Token, Run: rec.Run, State: LockAlive, Path: path}
 }
 
@@ -326,11 +326,11 @@ func (l *Locks) judge(info *LockInfo, now time.Time) {
 // by the heartbeat.
 func (l *Locks) judgeByProcess(info *LockInfo) bool {
 	self := l.local()
-	if info.Process == self && self.PID != 0 {
+	if proc.Process(info.Process) == self && self.PID != 0 {
 		info.State = LockAlive // this very process
 		return true
 	}
-	switch l.Proc.Liveness(info.Process, self) {
+	switch l.sys.Liveness(proc.Process(info.Process), self) {
 	case proc.Dead:
 		info.State = LockDead
 		return true

@@ -29,7 +29,7 @@ import (
 func TestLockTakeoverWindow(t *testing.T) {
 	ctx := context.Background()
 	l := testLocks(t)
-	if _, err := at(l, t0).Lock(ctx, "k", WithLockOwner("gone"), WithLockProcess(elsewhere), WithLockTTL(time.Minute)); err != nil {
+	if _, err := at(l, t0).Lock(ctx, "k", WithLockOwner("gone"), withLockProcess(elsewhere), WithLockTTL(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	// Check reads under the key's guard, creating its file: the test

@@ -196,7 +196,7 @@ func TestLockTakeoverOfDeadHolderIsImmediate(t *testing.T) {
 	ctx := context.Background()
 	l := testLocks(t)
 	child, kill := childProcess(t)
-	unlockChild, err := l.Acquire(ctx, "k", WithLockOwner("child"), WithLockProcess(child), WithLockTTL(24*time.Hour))
+	unlockChild, err := l.Acquire(ctx, "k", WithLockOwner("child"), withLockProcess(child), WithLockTTL(24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestLockTakeoverOfDeadHolderIsImmediate(t *testing.T) {
 func TestLockStaleAndHeartbeat(t *testing.T) {
 	ctx := context.Background()
 	l := testLocks(t)
-	opts := []LockOption{WithLockOwner("remote"), WithLockProcess(elsewhere), WithLockTTL(time.Minute)}
+	opts := []LockOption{WithLockOwner("remote"), withLockProcess(elsewhere), WithLockTTL(time.Minute)}
 	if _, err := at(l, t0).Lock(ctx, "k", opts...); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
-	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -32,9 +31,6 @@ type NextOptions struct {
 	// Skip, if set, leaves out the sessions it names, as if they were not
 	// in todo/ (a pool's sessions that its own runs gave back).
 	Skip func(id string) bool
-	// Proc is how Wait watches other owners' processes for their exit;
-	// its zero value is the real system.
-	Proc proc.Env
 }
 
 // Queue claims the best available sessions for one owner, one per call to
@@ -69,9 +65,9 @@ func (c *Client) Next(ctx context.Context) (sessions.Session, error) {
 	return s, c.Explain(err)
 }
 
-// Invalidate drops the queue's snapshot, so the next call lists todo/ again
+// invalidate drops the queue's snapshot, so the next call lists todo/ again
 // (a watcher calls it when todo/ gains a session).
-func (q *Queue) Invalidate() {
+func (q *Queue) invalidate() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.pending = nil
@@ -84,13 +80,24 @@ func (q *Queue) Invalidate() {
 // directory, Next reports ErrNothingAvailable only after a second listing
 // finds nothing claimable either.
 func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
+	tries := 0
+	return q.c.arbitrated(ctx, func() (sessions.Session, error) {
+		if tries++; tries > 1 {
+			q.invalidate() // the board was brought in line: list todo/ again
+		}
+		return q.next(ctx)
+	}, ErrNothingAvailable)
+}
+
+// next is Next without the arbiter's steps around it.
+func (q *Queue) next(ctx context.Context) (sessions.Session, error) {
 	for {
 		s, m, err := q.claim(ctx)
 		if err != nil {
 			return sessions.Session{}, err
 		}
 		if err := q.c.commit(m); err != nil {
-			if LostAtArbiter(err) {
+			if lostAtArbiter(err) {
 				continue // a shared board's remote gave it to another: take the next one
 			}
 			return sessions.Session{}, err
@@ -99,11 +106,11 @@ func (q *Queue) Next(ctx context.Context) (sessions.Session, error) {
 	}
 }
 
-// LostAtArbiter reports whether err is a claim that a board's Arbiter
+// lostAtArbiter reports whether err is a claim that a board's Arbiter
 // refused because someone else moved the session first (a shared board's
 // remote): the claim did not happen and the local move was undone, so a
 // claimer takes the next candidate.
-func LostAtArbiter(err error) bool {
+func lostAtArbiter(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Arbiter && errors.Is(err, ErrSessionNotAvailable)
 }

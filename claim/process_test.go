@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/roles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if code, ok := roles.Run(os.Args); ok { // pickup in-process starts itself as a watchdog
+		os.Exit(code)
+	}
 	switch {
 	case os.Getenv(envAsCLI) == "1":
 		os.Exit(cli.Main(cli.OSEnv(), os.Args))

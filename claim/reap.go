@@ -53,6 +53,12 @@ type ReapOptions struct {
 	// aside in failed/. 0 means the board's max_attempts, else
 	// DefaultMaxAttempts; a negative value never sets one aside.
 	MaxAttempts int
+	// Only, if set, reaps that owner alone (a person giving back one dead
+	// owner's claims from the web board).
+	Only string
+	// By, if set, is who asked for the reap: it is added to each reap's
+	// reason, and so to the history and the session's last_error.
+	By string
 }
 
 // Reap returns every session of dead or stale owners to todo/, each with
@@ -79,18 +85,19 @@ func (l *Leases) Reap(opts ReapOptions) ([]Reaped, error) {
 	looked := false
 	var out []Reaped
 	for _, owner := range owners {
-		if owner == opts.Except {
+		if owner == opts.Except || opts.Only != "" && owner != opts.Only {
 			continue
 		}
 		if opts.OnlyDead {
 			// Cheap path for next: only an owner with a lease can be
-			// known dead.
-			if _, err := os.Stat(l.path(owner)); err != nil {
+			// known dead (here, or on another board of this machine:
+			// lease_heard.go).
+			if _, err := os.Stat(l.path(owner)); err != nil && len(l.heardHolders(owner)) == 0 {
 				continue
 			}
 		}
 		if !looked {
-			local, looked = l.Proc.Self(), true
+			local, looked = l.sys.Self(), true
 		}
 		if state, _, _ := l.judge(owner, opts.Stale, local); !reapable(state, opts) {
 			continue
@@ -135,6 +142,9 @@ func (l *Leases) reapLocked(owner string, state OwnerState, reason string, opts 
 		max = l.maxAttempts()
 	}
 	c := &Client{Board: l.Board, Owner: owner}
+	if opts.By != "" {
+		reason += "; given back by " + opts.By
+	}
 	var out []Reaped
 	for _, s := range list {
 		r := Reaped{ID: s.ID, Owner: owner, State: state, Reason: reason, At: l.now(), Attempt: s.Attempts + 1}
@@ -221,8 +231,8 @@ func (l *Leases) recordReaped(r Reaped) {
 	_ = fsx.WriteReplace(p, append(data, '\n'), 0o644, false)
 }
 
-// WasReaped returns the record of owner's session id having been reaped.
-func (l *Leases) WasReaped(owner, id string) (Reaped, bool) {
+// wasReaped returns the record of owner's session id having been reaped.
+func (l *Leases) wasReaped(owner, id string) (Reaped, bool) {
 	data, err := fsx.ReadRegular(l.reapedPath(owner, id))
 	if err != nil || l.Board.CheckDir(sessions.RuntimeDirName+"/reaped/"+owner) != nil {
 		return Reaped{}, false // none, or only through a link

@@ -173,6 +173,14 @@ func (w *mixedWorker) step(ctx context.Context) error {
 				return nil
 			}
 			_, err := do(id)
+			if done && w.finished[id] {
+				// Its own done is the session's last transition (only the
+				// finisher reopens): done again stands.
+				if err != nil {
+					return fmt.Errorf("%s: done again of %s, which it finished: %w", w.c.Owner, id, err)
+				}
+				return nil
+			}
 			return w.lost(name, id, err)
 		}
 		id = w.pickHeld()

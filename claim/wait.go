@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -19,6 +20,26 @@ import (
 // entries while others rename, so a session that sits in todo/ is found
 // within this bound whatever happened to its events. It costs one listing.
 const DefaultRescan = 5 * time.Second
+
+// pollRescan is how often a waiter lists the board when the machine gives
+// it no watcher: its inotify instances or watches are used up
+// (fs.inotify.max_user_instances, max_user_watches: editors, IDEs and
+// file syncers take many). It then polls rather than fails.
+const pollRescan = time.Second
+
+// watchLimit reports whether err is the machine's inotify limits refusing
+// a watcher (inotify_init1: EMFILE, ENFILE; inotify_add_watch: ENOSPC).
+func watchLimit(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOSPC)
+}
+
+// polling is the notifier of a waiter without a watcher: it never wakes
+// the waiter, whose rescan then does.
+type polling struct{}
+
+func (polling) Events() <-chan fsnotify.Event { return nil }
+func (polling) Errors() <-chan error          { return nil }
+func (polling) Close() error                  { return nil }
 
 // WaitOptions tune Wait.
 type WaitOptions struct {
@@ -67,7 +88,9 @@ func newFSWatcher(dirs ...string) (notifier, error) {
 // watcher error) only makes the waiter list todo/ again, and a bounded
 // rescan catches anything the events missed. Many waiters on one board are
 // safe: each session still goes to exactly one of them, because claiming is
-// a rename. An idle waiter sleeps in the kernel; it does not poll.
+// a rename. An idle waiter sleeps in the kernel; it does not poll, except on
+// a machine whose inotify limits give it no watcher, where it lists todo/
+// every pollRescan.
 func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, error) {
 	rescan := opts.Rescan
 	if rescan <= 0 {
@@ -91,14 +114,30 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 		}
 		w, err = notify(dirs...)
 	}
+	if watchLimit(err) {
+		// Out of inotify instances or watches: wait all the same, listing
+		// todo/ every pollRescan (a session still goes to one waiter: the
+		// claim is a rename, whoever looks).
+		w, err, rescan = polling{}, nil, min(rescan, pollRescan)
+	}
 	if err != nil {
 		return sessions.Session{}, &Error{Op: "next", Err: err}
 	}
 	defer w.Close()
+	// On a shared board whose arbiter this client attached: in line with
+	// it first, then kept in line while the wait lasts, so that sessions
+	// made or released elsewhere land in todo/ (pickup's commands do the
+	// same with the arbiter they attach).
+	if a := q.c.arbiterOf(); a.Where() != "" {
+		if err := a.Ready(ctx, false); err != nil {
+			return sessions.Session{}, err
+		}
+		defer a.Watch(ctx, func(error) {})()
+	}
 	timer := time.NewTimer(rescan)
 	defer timer.Stop()
 	for {
-		s, err := q.Next(context.WithoutCancel(ctx))
+		s, err := q.next(context.WithoutCancel(ctx))
 		if err == nil || !errors.Is(err, ErrNothingAvailable) {
 			return s, err
 		}
@@ -117,7 +156,7 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 		for {
 			select {
 			case <-exits.C:
-				q.Invalidate()
+				q.invalidate()
 				break sleep
 			case <-ctx.Done():
 				exits.Close()
@@ -135,13 +174,13 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 				}
 				if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Write) {
 					if _, ok := sessions.IsSessionName(baseName(ev.Name)); ok && q.mayMatch(ev.Name) {
-						q.Invalidate()
+						q.invalidate()
 						break sleep
 					}
 				}
 			case <-w.Errors():
 				// Overflow or a watcher error: events were lost, look.
-				q.Invalidate()
+				q.invalidate()
 				break sleep
 			}
 		}
@@ -160,20 +199,20 @@ func (q *Queue) ownerExits() *proc.ExitWatch {
 	if err != nil || len(owners) == 0 {
 		return &proc.ExitWatch{}
 	}
-	leases := &Leases{Board: b, Proc: q.opts.Proc}
+	leases := &Leases{Board: b}
 	var ps []proc.Process
 	for _, o := range owners {
 		if o == q.c.Owner {
 			continue
 		}
 		if l, err := leases.Get(o); err == nil {
-			ps = append(ps, l.Holders...)
+			ps = append(ps, processesOf(l.Holders)...)
 		}
 	}
 	if len(ps) == 0 {
 		return &proc.ExitWatch{}
 	}
-	return q.opts.Proc.WatchExits(ps)
+	return proc.Env{}.WatchExits(ps)
 }
 
 func baseName(p string) string {

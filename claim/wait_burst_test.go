@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/testbound"
 	"github.com/pickup-dev/pickup/sessions"
 	"golang.org/x/sync/errgroup"
 )
@@ -71,7 +72,8 @@ func TestWaitTimeout(t *testing.T) {
 
 // TestWaitBurst: sessions created in a burst (Board.Create, NoSync) while
 // 4 waiters wait, each its own Client and Queue calling Wait in a loop:
-// every session is claimed exactly once. The safety rescan is an hour, so
+// every session is claimed exactly once (PICKUP_TEST_SCALE scales the
+// bursts). The safety rescan is an hour, so
 // the waiters live on events and on the rescans that overflows and
 // "nothing available" listings cause.
 func TestWaitBurst(t *testing.T) {
@@ -90,7 +92,7 @@ func TestWaitBurst(t *testing.T) {
 	const waiters = 4
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := tt.sessions
+			n := testbound.Scaled(t, tt.sessions, 100)
 			if testing.Short() {
 				n = min(n, 1000)
 			}
@@ -104,8 +106,11 @@ func TestWaitBurst(t *testing.T) {
 			creator := &sessions.Board{Dir: b.Dir, NoSync: true, Now: func() time.Time {
 				return epoch.Add(time.Duration(tick.Add(1)) * time.Second)
 			}}
-			// The test ends when everything is claimed, or at the deadline.
-			all, allClaimed := context.WithTimeout(context.Background(), 3*time.Minute)
+			// The test ends when everything is claimed, or when no session
+			// was claimed for testbound.Idle (a busy machine claims slowly;
+			// a broken waiter not at all).
+			bound := testbound.New(t, 0)
+			all, allClaimed := context.WithCancel(bound.Context())
 			defer allClaimed()
 			var claimed atomic.Int64
 			created := make([]string, 0, n)
@@ -113,7 +118,7 @@ func TestWaitBurst(t *testing.T) {
 			t0 := time.Now()
 			var g errgroup.Group
 			g.Go(func() error {
-				for i := 0; i < n; i++ {
+				for i := 0; i < n && all.Err() == nil; i++ {
 					s, err := creator.Create(sessions.Meta{Title: fmt.Sprintf("burst %d", i)}, nil)
 					if err != nil {
 						return err
@@ -141,6 +146,7 @@ func TestWaitBurst(t *testing.T) {
 							return fmt.Errorf("waiter %d: %w", w, err)
 						}
 						wins[w] = append(wins[w], s.ID)
+						bound.Progress("waiter %d claimed %s", w, s.ID)
 						if claimed.Add(1) == int64(n) {
 							allClaimed()
 						}
@@ -154,7 +160,7 @@ func TestWaitBurst(t *testing.T) {
 			t.Logf("%d sessions created and claimed by %d waiters in %s (claims per waiter: %d %d %d %d)",
 				n, waiters, time.Since(t0).Round(time.Millisecond), len(wins[0]), len(wins[1]), len(wins[2]), len(wins[3]))
 			if got := claimed.Load(); got != int64(n) {
-				t.Fatalf("%d of %d sessions claimed before the deadline (%d created)", got, n, len(created))
+				t.Fatalf("%d of %d sessions claimed before the waiters stalled (%d created): %v", got, n, len(created), bound.Err())
 			}
 			byOwner := map[string][]string{}
 			for w, list := range wins {

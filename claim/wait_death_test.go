@@ -47,7 +47,7 @@ func TestWaitWakesAtOwnersDeath(t *testing.T) {
 	first, p1 := start()
 	second, p2 := start()
 	leases := &claim.Leases{Board: b}
-	if _, err := leases.Register("agent", p1, p2); err != nil {
+	if _, err := leases.Heartbeat("agent", claim.Holder(p1), claim.Holder(p2)); err != nil {
 		t.Fatal(err)
 	}
 	holder, err := claim.New(b, "agent")

@@ -3,14 +3,17 @@ package claim_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/testbound"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -19,8 +22,9 @@ import (
 const waNever = time.Hour
 
 // waPatience bounds how long a test waits for something that should happen
-// at once; it only keeps a broken waiter from hanging the test.
-const waPatience = 30 * time.Second
+// at once; it only keeps a broken waiter from hanging the test, and leaves
+// room for a busy machine many times slower than a quiet one.
+const waPatience = testbound.Idle
 
 // waSpy wraps a notifier and reports each time the waiter goes to sleep:
 // Wait evaluates Events() at the top of its select, which it only reaches
@@ -169,7 +173,7 @@ func TestWaitWakesUp(t *testing.T) {
 			},
 			act: func(t *testing.T, b *sessions.Board, _ *claim.Client) string {
 				l := &claim.Leases{Board: &sessions.Board{Dir: b.Dir, NoSync: true}}
-				if _, err := l.Register("gone", deadProcess(t)); err != nil {
+				if _, err := l.Heartbeat("gone", claim.Holder(deadProcess(t))); err != nil {
 					t.Fatal(err)
 				}
 				if r, err := l.Reap(claim.ReapOptions{OnlyDead: true}); err != nil || len(r) != 1 {
@@ -292,6 +296,44 @@ func TestWaitLostEvents(t *testing.T) {
 				t.Errorf("Wait watched %q, want %q", dirs, want)
 			}
 		})
+	}
+}
+
+// TestWaitWithoutWatcher: a machine whose inotify limits refuse a watcher
+// (too many instances, too many watches) still waits: the session made
+// meanwhile is claimed at the next listing, within a second, however
+// long the safety rescan; any other failure to watch is an error.
+func TestWaitWithoutWatcher(t *testing.T) {
+	for _, refused := range []error{
+		fmt.Errorf("inotify_init1: %w", syscall.EMFILE),
+		syscall.ENFILE,
+		fmt.Errorf("watch todo: %w", syscall.ENOSPC),
+	} {
+		t.Run(refused.Error(), func(t *testing.T) {
+			b := pkBoard(t)
+			b.NoSync = true
+			looked := make(chan struct{}, 1)
+			opts := claim.WaitOptionsWith(waNever, func(...string) (claim.Notifier, error) {
+				looked <- struct{}{}
+				return nil, refused
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), waPatience)
+			defer cancel()
+			q := pkClient(t, pkOwnBoard(b), "waiter").NewQueue(claim.NextOptions{})
+			res := waStart(ctx, q, opts)
+			<-looked
+			time.Sleep(100 * time.Millisecond) // most often after its first look: then only a poll finds x
+			pkPut(t, b, sessions.Todo, "", "x", sessions.Meta{})
+			waClaimed(t, b, <-res, "waiter", "x")
+		})
+	}
+	b := pkBoard(t)
+	other := errors.New("inotify: permission denied")
+	opts := claim.WaitOptionsWith(waNever, func(...string) (claim.Notifier, error) { return nil, other })
+	ctx, cancel := context.WithTimeout(context.Background(), waPatience)
+	defer cancel()
+	if _, err := pkClient(t, b, "waiter").NewQueue(claim.NextOptions{}).Wait(ctx, opts); !errors.Is(err, other) {
+		t.Fatalf("Wait with a watcher that failed otherwise = %v, want %v", err, other)
 	}
 }
 

@@ -202,7 +202,7 @@ func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit fu
 		default:
 			s, err = q.Next(h.ctx)
 		}
-		if LostAtArbiter(err) {
+		if lostAtArbiter(err) {
 			continue // a shared board's remote gave it to another
 		}
 		if errors.Is(err, ErrNothingAvailable) || h.ctx.Err() != nil {

@@ -25,7 +25,7 @@ func (c *Client) settledByRun(id string) (ev string, ok bool, err error) {
 	if info, lerr := os.Lstat(c.Board.Path(sessions.Doing, c.Owner, id)); lerr == nil && info.Mode().IsRegular() {
 		return "", false, nil
 	}
-	if r, reaped := (&Leases{Board: c.Board}).WasReaped(c.Owner, id); reaped {
+	if r, reaped := (&Leases{Board: c.Board}).wasReaped(c.Owner, id); reaped {
 		return "lost", true, fmt.Errorf("%w: reaped while the command ran (%s)", ErrClaimLost, r.Reason)
 	}
 	state, holder, werr := c.whereIs(id)

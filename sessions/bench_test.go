@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pickup-dev/pickup/internal/benchtool/benchkit"
+	"github.com/pickup-dev/pickup/internal/benchkit"
 	"github.com/pickup-dev/pickup/sessions"
 )
 

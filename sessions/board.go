@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/proc"
 )
 
 // State is where a session is: todo, doing or done.
@@ -26,8 +27,12 @@ const (
 	Failed State = "failed"
 )
 
-// States lists the states every board has, in board order.
-var States = []State{Todo, Doing, Done}
+// States lists the states every board has, in board order: todo, doing,
+// done. Each call returns a new slice, which the caller may change.
+func States() []State { return []State{Todo, Doing, Done} }
+
+// boardStates is how many states every board has (States).
+const boardStates = 3
 
 // ParseState parses "todo", "doing" or "done".
 func ParseState(s string) (State, error) {
@@ -54,7 +59,7 @@ type Board struct {
 	NoSync bool
 	// LineupAge is how long a one-shot next trusts a full listing of todo/
 	// that any process made, instead of reading todo/ again (see
-	// PeekFresh): 0 means SnapshotAge, a negative age never.
+	// PeekFresh): 0 means one second, a negative age never.
 	LineupAge time.Duration
 	// Now replaces time.Now in tests.
 	Now func() time.Time
@@ -79,6 +84,12 @@ type Board struct {
 	// whose processes here prove nothing is judged stale only that long
 	// after the newer of this and its lease's heartbeat (claim.Leases).
 	LastHeard func(owner string) (time.Time, bool)
+	// HeardHolders, if set, gives the processes of owner's leases that
+	// other boards of this machine recorded with the arbiter (a
+	// PostgreSQL board: pickup_holders), so that an owner working in
+	// another clone of this machine is judged by its processes here too
+	// (claim.Leases).
+	HeardHolders func(owner string) []proc.Process
 	// IDSuffix, if set, goes into every id Create makes (a shared board's
 	// per-clone suffix, so that clones never make the same id).
 	IDSuffix string

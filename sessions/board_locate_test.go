@@ -128,7 +128,7 @@ func TestPaths(t *testing.T) {
 }
 
 func TestParseState(t *testing.T) {
-	for _, st := range sessions.States {
+	for _, st := range sessions.States() {
 		if got, err := sessions.ParseState(string(st)); err != nil || got != st {
 			t.Errorf("ParseState(%q) = %q, %v", st, got, err)
 		}

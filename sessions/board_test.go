@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +207,16 @@ func TestOpenRelative(t *testing.T) {
 	}
 	if !filepath.IsAbs(b.Dir) {
 		t.Errorf("Dir = %q, want an absolute path", b.Dir)
+	}
+}
+
+func TestStatesIsFreshEachCall(t *testing.T) {
+	s := sessions.States()
+	if want := []sessions.State{sessions.Todo, sessions.Doing, sessions.Done}; !slices.Equal(s, want) {
+		t.Fatalf("States() = %v, want %v", s, want)
+	}
+	s[0] = sessions.Done // a caller's change stays its own
+	if got := sessions.States()[0]; got != sessions.Todo {
+		t.Fatalf("after changing a returned slice, States()[0] = %q, want todo", got)
 	}
 }

@@ -140,7 +140,7 @@ func parseUnix(s string) (time.Time, error) {
 // saveCache writes the cache for key; failures only cost speed later. It
 // sorts list in board order.
 func (b *Board) saveCache(key string, list []Session) {
-	Sort(list)
+	sortSessions(list)
 	// Appended field by field, with no string per field: on a cold listing
 	// of 100,000 sessions this runs once per session.
 	buf := make([]byte, 0, len(list)*96+len(cacheHeader)+1)

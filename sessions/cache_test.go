@@ -137,7 +137,7 @@ func TestCacheSecondListIdentical(t *testing.T) {
 	}
 	for _, validate := range []bool{true, false} {
 		var second []Session
-		for _, st := range States {
+		for _, st := range States() {
 			list, err := b.ListState(st, validate)
 			if err != nil {
 				t.Fatal(err)

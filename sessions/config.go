@@ -67,8 +67,8 @@ const DefaultHistoryEvery = time.Minute
 // across a continent would be given up; over ten minutes, an agent would
 // wait that long behind a remote that stopped answering.
 const (
-	MinNetworkTimeout = time.Second
-	MaxNetworkTimeout = 10 * time.Minute
+	minNetworkTimeout = time.Second
+	maxNetworkTimeout = 10 * time.Minute
 )
 
 // Config reads and checks <board>/config.yaml. A mistake in it (an

@@ -9,6 +9,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -159,8 +160,8 @@ func applySetting(c *Config, name string, v any) string {
 		c.MaxAttempts = n
 	case "shared", "shared_branch":
 		str, ok := v.(string)
-		if name == "shared" && ok && isDatabaseURL(str) {
-			if hasPassword(str) {
+		if name == "shared" && ok && dburl.IsURL(str) {
+			if dburl.HasPassword(str) {
 				return "shared: the database URL holds a password, which must not be in config.yaml (it is committed): remove it, and give it in ~/.pgpass or $PGPASSWORD"
 			}
 			c.Shared = str
@@ -209,8 +210,8 @@ func applySetting(c *Config, name string, v any) string {
 	case "network_timeout":
 		str, _ := v.(string)
 		d, err := time.ParseDuration(str)
-		if err != nil || d < MinNetworkTimeout || d > MaxNetworkTimeout {
-			return fmt.Sprintf("network_timeout: %s is not a duration from %s to %s: write network_timeout: 30s (how long pickup waits for a git remote that stopped answering before it gives up)", describeValue(v), MinNetworkTimeout, MaxNetworkTimeout)
+		if err != nil || d < minNetworkTimeout || d > maxNetworkTimeout {
+			return fmt.Sprintf("network_timeout: %s is not a duration from %s to %s: write network_timeout: 30s (how long pickup waits for a git remote that stopped answering before it gives up)", describeValue(v), minNetworkTimeout, maxNetworkTimeout)
 		}
 		c.NetworkTimeout = d
 	case "lineup_age":
@@ -483,26 +484,4 @@ func yamlReason(err error) string {
 		}
 	}
 	return msg
-}
-
-// isDatabaseURL reports whether a shared: value names a PostgreSQL
-// database (a libpq URL) rather than a git remote.
-func isDatabaseURL(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-}
-
-// hasPassword reports whether a database URL holds a password (user:pw@
-// or a password= parameter).
-func hasPassword(s string) bool {
-	rest := s[strings.Index(s, "://")+3:]
-	if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 && strings.Contains(rest[:at], ":") {
-		return true
-	}
-	_, query, _ := strings.Cut(rest, "?")
-	for _, kv := range strings.Split(query, "&") {
-		if strings.HasPrefix(kv, "password=") {
-			return true
-		}
-	}
-	return false
 }

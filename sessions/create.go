@@ -22,6 +22,12 @@ const maxSameSecond = 100000
 // create under .pickup/ids, and the file itself is published exclusively.
 // If m.CreatedAt is zero it is set to now.
 func (b *Board) Create(m Meta, body []byte) (Session, error) {
+	return b.CreateAs("", m, body)
+}
+
+// CreateAs is Create recording by (a person's name, an owner) as who made
+// the session in its "new" event.
+func (b *Board) CreateAs(by string, m Meta, body []byte) (Session, error) {
 	now := b.now()
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = now.Truncate(time.Second)
@@ -31,12 +37,15 @@ func (b *Board) Create(m Meta, body []byte) (Session, error) {
 			return Session{}, fmt.Errorf("depends_on: %w", err)
 		}
 	}
-	return b.publish(now, m, Render(m, body))
+	return b.publish(now, by, m, Render(m, body))
 }
 
 // publish writes content, a whole session file whose frontmatter says m,
 // as a new session in todo/ named after now (see Create).
-func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) {
+func (b *Board) publish(now time.Time, by string, m Meta, content []byte) (Session, error) {
+	if err := b.checkArbiter(); err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
 	hour := now.Format("2006-01-02_15")
 	resDir := filepath.Join(b.RuntimeDir(), "ids", hour)
 	// The hour's directory must be the board's own, not a link; so must
@@ -81,7 +90,7 @@ func (b *Board) publish(now time.Time, m Meta, content []byte) (Session, error) 
 			return Session{}, fmt.Errorf("create session %s: %w", id, err)
 		}
 		b.MarkChanged(Todo) // the next next lists todo/ (see PeekFresh)
-		if err := b.Record(Event{Op: "new", ID: id, Dst: path}); err != nil && b.Arbiter != nil {
+		if err := b.Record(Event{Op: "new", ID: id, Owner: by, Dst: path}); err != nil && b.Arbiter != nil {
 			return Session{}, fmt.Errorf("create session %s: %w", id, err) // undone by the arbiter
 		}
 		return Session{ID: id, State: Todo, Meta: m, Path: path}, nil
@@ -104,4 +113,20 @@ func (b *Board) forgetOldReservations(now time.Time) {
 			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
+}
+
+// checkArbiter refuses to change a shared board (config.yaml says
+// shared:) that has no arbiter attached: the change would be this clone's
+// only, unknown to the git remote or the database that decides. claim.New
+// attaches the arbiter; pickup's commands attach their own.
+func (b *Board) checkArbiter() error {
+	if b.Arbiter != nil {
+		return nil
+	}
+	cfg, _ := b.Config()
+	if cfg.Shared == "" {
+		return nil
+	}
+	return fmt.Errorf("board %s is shared (shared: in %s) and no arbiter is attached to it, so the change would stay in this clone: "+
+		"make a client with claim.New(board, owner) first, which attaches it, and keep it open while you change the board", b.Dir, filepath.Join(b.Dir, ConfigFile))
 }

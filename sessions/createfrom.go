@@ -120,7 +120,7 @@ func (b *Board) CreateFrom(name string, content []byte, o Override) (Session, er
 	if err != nil {
 		return Session{}, fmt.Errorf("create session from %s: %w", name, err)
 	}
-	return b.publish(now, m, out)
+	return b.publish(now, "", m, out)
 }
 
 // apply sets the fields o replaces.

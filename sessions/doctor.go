@@ -52,7 +52,7 @@ type copyOf struct {
 // second name of one file is unlinked once both names are seen to be that
 // file, which stays). Each such finding is confirmed, and each move decided, by a
 // second look at every place the session can be, made under the board's
-// move guard held exclusive (see MoveGuardFile): so a session that moved
+// move guard held exclusive (see moveGuardFile): so a session that moved
 // while Check read the directories is neither reported nor touched, beside
 // any number of agents at work. Temporary files older than a minute are
 // removed.

@@ -33,14 +33,14 @@ func (b *Board) checkDependencies() ([]Finding, error) {
 		if len(w.Missing) > 0 {
 			missing := strings.Join(w.Missing, ", ")
 			out = append(out, Finding{Kind: "dependency", ID: s.ID, Path: s.Path, Line: dependsLine(s.Path),
-				Message: fmt.Sprintf("depends on %s, which no state of the board holds, so next never takes it: remove %s from its depends_on, or take it anyway with `pickup claim %s`",
-					missing, missing, s.ID)})
+				Message: fmt.Sprintf("depends on %s, which no state of the board holds, so next never takes it: remove %s from its depends_on, or take it anyway (claim it by its id)",
+					missing, missing)})
 		}
 		if len(w.Cycle) > 0 && !cycles[w.Cycle[0]] {
 			cycles[w.Cycle[0]] = true
 			at := path[w.Cycle[0]]
 			out = append(out, Finding{Kind: "cycle", ID: w.Cycle[0], Path: at, Line: dependsLine(at),
-				Message: fmt.Sprintf("dependency cycle %s, so next never takes any of them: remove one of these depends_on, or take one anyway with `pickup claim ID`", CycleText(w.Cycle))})
+				Message: fmt.Sprintf("dependency cycle %s, so next never takes any of them: remove one of these depends_on, or take one anyway (claim it by its id)", CycleText(w.Cycle))})
 		}
 	}
 	return out, nil

@@ -59,7 +59,7 @@ func (b *Board) checkCopies(id string, cs []copyOf, history func() claimHistory,
 	}
 	if err != nil && o.Repair {
 		for i := range out {
-			out[i].Message += fmt.Sprintf("; --fix moved nothing: %v", err)
+			out[i].Message += fmt.Sprintf("; the repair moved nothing: %v", err)
 		}
 	}
 	return out
@@ -132,9 +132,9 @@ func (b *Board) resolveDuplicate(id string, cs []copyOf, h claimHistory, o Check
 			f.Kind = "hardlink"
 			f.Message = fmt.Sprintf("same file also at %s (a move was interrupted)", kept.place.Path)
 		} else {
-			f.Message = fmt.Sprintf("session also at %s; --fix keeps that one: %s", kept.place.Path, d.why)
+			f.Message = fmt.Sprintf("session also at %s; a repair keeps that one: %s", kept.place.Path, d.why)
 			if c.place.State == Doing {
-				f.Message += fmt.Sprintf("; the claim of %s here is fenced (its done exits 6)", c.place.Owner)
+				f.Message += fmt.Sprintf("; the claim of %s here is fenced (finishing it fails: claim lost)", c.place.Owner)
 			}
 		}
 		if repair {
@@ -157,8 +157,8 @@ func undecided(id string, cs []copyOf, why string) []Finding {
 	var out []Finding
 	for _, c := range cs[1:] {
 		out = append(out, Finding{Kind: "duplicate", ID: id, Path: c.place.Path,
-			Message: fmt.Sprintf("session also at %s; claimed by %s, and %s: --fix moves nothing; the owner who gives it up runs `pickup --owner OWNER release %s`, then `pickup doctor --fix` keeps the other's claim",
-				cs[0].place.Path, strings.Join(owners, " and "), why, id)})
+			Message: fmt.Sprintf("session also at %s; claimed by %s, and %s: a repair moves nothing; the owner who gives it up releases it, then a repair keeps the other's claim",
+				cs[0].place.Path, strings.Join(owners, " and "), why)})
 	}
 	return out
 }
@@ -172,7 +172,7 @@ func (b *Board) discardFenced(id string, c, kept copyOf, sameFile bool, why stri
 		if err := fence(c.place.Owner, id, reason); err != nil {
 			return "" // unfenced, the owner could finish work it lost: keep the copy
 		}
-		fenced = fmt.Sprintf("; fenced %s: its `pickup done %s` now exits 6 (claim lost)", c.place.Owner, id)
+		fenced = fmt.Sprintf("; fenced %s: finishing %s now fails (claim lost)", c.place.Owner, id)
 	}
 	fix := b.discard(id, c, kept, sameFile, why)
 	if fix == "" {

@@ -368,15 +368,15 @@ const (
 	GitattributesFile = ".gitattributes"
 )
 
-// GitignoreContent is the board's .gitignore.
-const GitignoreContent = `# pickup: machine-local runtime files (caches, leases, locks, id
+// gitignoreContent is the board's .gitignore.
+const gitignoreContent = `# pickup: machine-local runtime files (caches, leases, locks, id
 # reservations) and temporary files of interrupted writes. Never commit them.
 /.pickup/
 .*.md[0-9]*
 `
 
-// GitattributesContent is the board's .gitattributes.
-const GitattributesContent = `# pickup: the event log is append-only; a merge or rebase keeps the lines of
+// gitattributesContent is the board's .gitattributes.
+const gitattributesContent = `# pickup: the event log is append-only; a merge or rebase keeps the lines of
 # both sides instead of conflicting.
 /events.log merge=union
 `
@@ -385,8 +385,8 @@ const GitattributesContent = `# pickup: the event log is append-only; a merge or
 // they exist (a user's version is never replaced).
 func writeGitFiles(dir string, sync bool) error {
 	for _, f := range []struct{ name, content string }{
-		{GitignoreFile, GitignoreContent},
-		{GitattributesFile, GitattributesContent},
+		{GitignoreFile, gitignoreContent},
+		{GitattributesFile, gitattributesContent},
 	} {
 		err := fsx.WriteNew(filepath.Join(dir, f.name), []byte(f.content), 0o644, sync)
 		if err != nil && !errors.Is(err, fs.ErrExist) {

@@ -185,17 +185,17 @@ func TestWriteGitFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, GitignoreFile)); string(data) != GitignoreContent {
+	if data, _ := os.ReadFile(filepath.Join(dir, GitignoreFile)); string(data) != gitignoreContent {
 		t.Errorf(".gitignore = %q", data)
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, GitattributesFile)); string(data) != "mine\n" {
 		t.Errorf("a user's .gitattributes was replaced: %q", data)
 	}
-	if !strings.Contains(GitattributesContent, "/"+EventLogFile+" merge=union") {
+	if !strings.Contains(gitattributesContent, "/"+EventLogFile+" merge=union") {
 		t.Error(".gitattributes does not make the event log merge by union")
 	}
 	// The ignore pattern matches the temporary files doctor knows.
 	if !tempName().MatchString(".2026-11-22_09-15-03.md123456") {
-		t.Error("temp file name pattern changed; update GitignoreContent")
+		t.Error("temp file name pattern changed; update gitignoreContent")
 	}
 }

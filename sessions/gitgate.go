@@ -18,7 +18,7 @@ type gitGate struct {
 // EnterMove is called around every move of a session file on the board
 // (a transition's rename, a new session's publication, a rewrite of a
 // claimed session); leave ends it. It holds the board's move guard shared
-// (see MoveGuardFile), so that no move happens while a repair (doctor
+// (see moveGuardFile), so that no move happens while a repair (doctor
 // --fix) looks again and moves what it does not keep; it fails with
 // ErrRepairRunning if a repair holds the guard for longer than
 // moveGuardWait. On a board inside a git work tree it also holds that work

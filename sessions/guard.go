@@ -201,7 +201,7 @@ func Inspect(dir string) (*Board, error) {
 	if err != nil || s.notDir {
 		return nil, fmt.Errorf("%w at %s", ErrNoBoard, abs)
 	}
-	if s.states < len(States) && !(s.marker && hasMarker(abs)) {
+	if s.states < boardStates && !(s.marker && hasMarker(abs)) {
 		return nil, fmt.Errorf("%w at %s", ErrNoBoard, abs)
 	}
 	return &Board{Dir: abs, unsafe: s.unsafe, surveyed: true}, nil

@@ -16,11 +16,11 @@ const IDFormat = "2006-01-02_15-04-05"
 
 const maxNameLen = 128
 
-// ValidateName reports whether s can be used as a session id or an owner
+// validateName reports whether s can be used as a session id or an owner
 // name: 1 to 128 characters from [A-Za-z0-9._-], starting with a letter or a
 // digit. Such a name can never be empty, a dotfile, "..", or contain a path
 // separator or NUL, so it cannot escape the board.
-func ValidateName(kind, s string) error {
+func validateName(kind, s string) error {
 	if s == "" {
 		return fmt.Errorf("%w: empty %s", ErrInvalidID, kind)
 	}
@@ -33,7 +33,7 @@ func ValidateName(kind, s string) error {
 	return nil
 }
 
-// validName is ValidateName's rule, without the message: for directory
+// validName is validateName's rule, without the message: for directory
 // entries, which are checked by the thousand.
 func validName[T string | []byte](s T) bool {
 	if len(s) == 0 || len(s) > maxNameLen {
@@ -53,10 +53,10 @@ func validName[T string | []byte](s T) bool {
 }
 
 // ValidateID reports whether id is a valid session id.
-func ValidateID(id string) error { return ValidateName("id", id) }
+func ValidateID(id string) error { return validateName("id", id) }
 
 // ValidateOwner reports whether owner is a valid owner name.
-func ValidateOwner(owner string) error { return ValidateName("owner", owner) }
+func ValidateOwner(owner string) error { return validateName("owner", owner) }
 
 // SanitizeOwner maps an arbitrary string (a user@host pair, a session UUID)
 // to a valid owner name by replacing every disallowed byte with '-'.
@@ -91,7 +91,7 @@ func idCandidate(t time.Time, n int) string { return idCandidateWith(t, n, "") }
 // timestamp: 2026-11-22_09-15-04.k3f9q, then 2026-11-22_09-15-04.k3f9q-2.
 // Two clones with different suffixes never make the same id; ids still
 // sort by creation second ('.' and '-' come after the timestamp, which
-// has a fixed width) and obey ValidateName.
+// has a fixed width) and obey validateName.
 func idCandidateWith(t time.Time, n int, suffix string) string {
 	base := t.UTC().Format(IDFormat)
 	if suffix != "" {
@@ -107,41 +107,4 @@ func idCandidateWith(t time.Time, n int, suffix string) string {
 func isSessionName(name []byte) bool {
 	id, ok := bytes.CutSuffix(name, []byte(".md"))
 	return ok && validName(id)
-}
-
-// IDSuffixLen is the length of a clone's id suffix (see NewIDSuffix).
-const IDSuffixLen = 5
-
-// idSuffixAlphabet: lower-case letters and digits that cannot be misread
-// (base32's, RFC 4648, lower-cased).
-const idSuffixAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
-
-// NewIDSuffix makes a clone's id suffix from random bytes (at least
-// IDSuffixLen of them): IDSuffixLen characters of [a-z2-7], about 33
-// million possibilities, so that two clones of one board almost surely
-// differ. It starts with a letter so that it never reads as a counter.
-func NewIDSuffix(random []byte) (string, error) {
-	if len(random) < IDSuffixLen {
-		return "", fmt.Errorf("id suffix: need %d random bytes, got %d", IDSuffixLen, len(random))
-	}
-	out := make([]byte, IDSuffixLen)
-	for i := range out {
-		out[i] = idSuffixAlphabet[int(random[i])%len(idSuffixAlphabet)]
-	}
-	out[0] = idSuffixAlphabet[int(random[0])%26]
-	return string(out), nil
-}
-
-// ValidIDSuffix reports whether s can be a clone's id suffix: 1 to 16
-// characters from [a-z0-9].
-func ValidIDSuffix(s string) bool {
-	if s == "" || len(s) > 16 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }

@@ -6,36 +6,6 @@ import (
 	"time"
 )
 
-func TestIDSuffix(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		random []byte
-		want   string
-	}{
-		{"zeros", []byte{0, 0, 0, 0, 0}, "aaaaa"},
-		{"first byte is a letter", []byte{31, 31, 31, 31, 31}, "f7777"},
-		{"extra bytes ignored", []byte{1, 2, 3, 4, 5, 6}, "bcdef"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := NewIDSuffix(tc.random)
-			if err != nil || got != tc.want {
-				t.Fatalf("NewIDSuffix(%v) = %q, %v; want %q", tc.random, got, err, tc.want)
-			}
-			if !ValidIDSuffix(got) {
-				t.Fatalf("%q is not a valid suffix", got)
-			}
-		})
-	}
-	if _, err := NewIDSuffix([]byte{1, 2}); err == nil {
-		t.Fatal("NewIDSuffix with too few random bytes: no error")
-	}
-	for _, bad := range []string{"", "ABC", "a.b", "a-b", "abcdefghijklmnopq"} {
-		if ValidIDSuffix(bad) {
-			t.Errorf("ValidIDSuffix(%q) = true", bad)
-		}
-	}
-}
-
 // Ids with a clone's suffix are valid, differ between clones in the same
 // second, and sort by creation second whatever the suffix and counter.
 func TestIDCandidateWithSuffix(t *testing.T) {

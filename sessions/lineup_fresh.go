@@ -19,7 +19,7 @@ import (
 // session is decided by the no-replace rename, and a session gone since is
 // skipped. So a full listing that the listing cache answered leaves a
 // stamp, .pickup/cache/todo.seen.v5, naming the cache's token and when the
-// listing began; for SnapshotAge after that, PeekFresh walks the cache's
+// listing began; for snapshotAge after that, PeekFresh walks the cache's
 // lines in board order and lstats only the first few sessions instead.
 //
 // The stamp's rule, what keeps it honest:
@@ -33,19 +33,19 @@ import (
 //     size and modification time: a session released unchanged is found
 //     in its place by the walk.
 //   - A file that arrives otherwise (copied by hand, a plain git pull) is
-//     seen by the first listing that begins after it: at most SnapshotAge
+//     seen by the first listing that begins after it: at most snapshotAge
 //     late.
 //   - Nothing is ever "nothing available" from a stamp: PeekFresh reports
 //     false when the walk finds nothing, and the caller lists todo/.
 
-// SnapshotAge is how long a one-shot next trusts a full listing of todo/
+// snapshotAge is how long a one-shot next trusts a full listing of todo/
 // made by any process (see PeekFresh).
-const SnapshotAge = time.Second
+const snapshotAge = time.Second
 
 // lineupAge is b.LineupAge, its default applied.
 func (b *Board) lineupAge() time.Duration {
 	if b.LineupAge == 0 {
-		return SnapshotAge
+		return snapshotAge
 	}
 	return b.LineupAge
 }

@@ -45,7 +45,7 @@ func (b *Board) List(states ...State) ([]Session, error) {
 func (b *Board) ListState(st State, validate bool) ([]Session, error) {
 	if st != Doing {
 		list, err := b.scan(st, "", validate)
-		Sort(list)
+		sortSessions(list)
 		return list, err
 	}
 	owners, err := b.Owners()
@@ -60,7 +60,7 @@ func (b *Board) ListState(st State, validate bool) ([]Session, error) {
 		}
 		all = append(all, list...)
 	}
-	Sort(all)
+	sortSessions(all)
 	return all, nil
 }
 
@@ -77,7 +77,7 @@ func (b *Board) ScanState(st State) ([]Session, error) {
 // ListOwner lists the sessions that owner has claimed.
 func (b *Board) ListOwner(owner string) ([]Session, error) {
 	list, err := b.scan(Doing, owner, true)
-	Sort(list)
+	sortSessions(list)
 	return list, err
 }
 

@@ -26,13 +26,13 @@ import (
 //     every place the session can be and moves what it does not keep: with
 //     no move in flight, what it sees is what is there.
 //
-// The guard is flock(2) on MoveGuardFile in the board's .pickup/ (never
+// The guard is flock(2) on moveGuardFile in the board's .pickup/ (never
 // committed, so per machine: a board shared through git is arbitrated by
 // its remote, not by this). The kernel releases it when a holder dies, so a
 // killed doctor never leaves it held.
 
-// MoveGuardFile is the guard's file name in the board's .pickup/.
-const MoveGuardFile = "moves.lock"
+// moveGuardFile is the guard's file name in the board's .pickup/.
+const moveGuardFile = "moves.lock"
 
 // Guard waits: a move waits at most moveGuardWait for a repair (which
 // holds the guard for a few renames), a repair at most repairGuardWait for
@@ -50,7 +50,7 @@ var ErrRepairRunning = errors.New("a repair holds the board's move guard")
 // Reading is enough for flock, so an account that may not write it can
 // still take it.
 func (b *Board) openGuard() (int, error) {
-	p := filepath.Join(b.RuntimeDir(), MoveGuardFile)
+	p := filepath.Join(b.RuntimeDir(), moveGuardFile)
 	made := false
 	for {
 		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644)
@@ -92,7 +92,7 @@ func (b *Board) enterGuard(how int, wait time.Duration) (leave func(), err error
 		}
 		if err != unix.EWOULDBLOCK {
 			unix.Close(fd)
-			return nil, fmt.Errorf("flock %s: %w", filepath.Join(b.RuntimeDir(), MoveGuardFile), err)
+			return nil, fmt.Errorf("flock %s: %w", filepath.Join(b.RuntimeDir(), moveGuardFile), err)
 		}
 		now := time.Now()
 		if deadline.IsZero() {
@@ -101,9 +101,9 @@ func (b *Board) enterGuard(how int, wait time.Duration) (leave func(), err error
 		if !now.Before(deadline) {
 			unix.Close(fd)
 			if how == unix.LOCK_SH {
-				return nil, fmt.Errorf("wait %s for %s: %w", wait, filepath.Join(b.RuntimeDir(), MoveGuardFile), ErrRepairRunning)
+				return nil, fmt.Errorf("wait %s for %s: %w", wait, filepath.Join(b.RuntimeDir(), moveGuardFile), ErrRepairRunning)
 			}
-			return nil, fmt.Errorf("take %s: moves of sessions held it for %s", filepath.Join(b.RuntimeDir(), MoveGuardFile), wait)
+			return nil, fmt.Errorf("take %s: moves of sessions held it for %s", filepath.Join(b.RuntimeDir(), moveGuardFile), wait)
 		}
 		time.Sleep(min(pause, deadline.Sub(now)))
 		pause = min(2*pause, 10*time.Millisecond)

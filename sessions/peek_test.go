@@ -172,7 +172,7 @@ func TestPeekCannotAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			Sort(list)
+			sortSessions(list)
 			first, _, ok := b.Peek(Todo, 3)
 			if !ok {
 				t.Fatal("Peek cannot answer after a listing rewrote the cache")

@@ -36,8 +36,8 @@ func Compare(a, b Session) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
-// Sort orders sessions with Compare.
-func Sort(list []Session) { slices.SortFunc(list, Compare) }
+// sortSessions orders sessions with Compare.
+func sortSessions(list []Session) { slices.SortFunc(list, Compare) }
 
 type sessionJSON struct {
 	ID        string   `json:"id"`

@@ -26,8 +26,11 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter/location"
 	"github.com/pickup-dev/pickup/internal/boardview"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/leasebook"
 	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/internal/shared"
@@ -38,6 +41,7 @@ import (
 type Feed struct {
 	B      *sessions.Board
 	leases *claim.Leases
+	sys    proc.Env // how leases and locks judge processes
 	locks  *claim.Locks
 	stale  time.Duration
 	// Shared is the board's arbiter if it is shared (nil if local), and
@@ -64,10 +68,14 @@ type Feed struct {
 	// database answered once; pgURL is config.yaml's shared:, dbErr why
 	// the database did not answer last (under mu), pgBeats the owners'
 	// heartbeats in it (under mu).
-	PG      *pgboard.Board
-	pgURL   string
-	dbErr   string
-	pgBeats map[string]pgboard.Beat
+	PG    *pgboard.Board
+	pgURL string
+	// netTimeout is how long the database's requests ride over its
+	// failures ($PICKUP_NETWORK_TIMEOUT, else config.yaml's
+	// network_timeout, else pgboard's default), as for every command.
+	netTimeout time.Duration
+	dbErr      string
+	pgBeats    map[string]pgboard.Beat
 }
 
 // refreshPeerHosts reads, after a fetch, which machine each owner of
@@ -117,16 +125,23 @@ func Open(ctx context.Context, dir string) (*Feed, error) {
 		f.stale = cfg.Stale
 	}
 	pe := proc.Env{}.Memoized()
-	f.leases = &claim.Leases{Board: b, Proc: pe, Now: f.now}
+	f.sys = pe
+	f.leases = &claim.Leases{Board: b, Now: f.now}
+	claimhook.UseSystem(f.leases, pe)
 	f.locks = claim.BoardLocks(b)
-	f.locks.Proc = pe
-	if pgboard.IsURL(cfg.Shared) {
+	claimhook.UseSystem(f.locks, pe)
+	if location.IsDatabase(cfg.Shared) {
+		f.netTimeout = cfg.NetworkTimeout
+		if d, err := time.ParseDuration(os.Getenv("PICKUP_NETWORK_TIMEOUT")); err == nil && d > 0 {
+			f.netTimeout = d
+		}
 		f.openPG(ctx, cfg.Shared)
 	} else if cfg.Shared != "" {
 		sb, err := shared.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
 		if err != nil {
 			return nil, fmt.Errorf("open shared board (shared: %s in config.yaml): %w", cfg.Shared, err)
 		}
+		sb.Leases = leasebook.Of(b)
 		f.Shared, f.Remote, f.Fetch = sb, cfg.Shared, shared.DefaultFetch
 		if cfg.SharedFetch > 0 {
 			f.Fetch = cfg.SharedFetch

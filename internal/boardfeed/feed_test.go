@@ -75,7 +75,7 @@ func TestFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&claim.Leases{Board: b}).Register("agent", p); err != nil {
+	if _, err := (&claim.Leases{Board: b}).Heartbeat("agent", claim.Holder(p)); err != nil {
 		t.Fatal(err)
 	}
 	c, err := claim.New(b, "agent")

@@ -146,7 +146,7 @@ func (l *live) rejudge(owner string, report bool) {
 	// Its holders' exits are awaited before the judgment (see pidWait).
 	lease, _ := f.leases.Get(owner)
 	for _, h := range lease.Holders {
-		l.pidWait(owner, h, func() { l.rejudge(owner, true) })
+		l.pidWait(owner, proc.Process(h), func() { l.rejudge(owner, true) })
 	}
 	o, ok := f.judge(owner)
 	if f.afterJudge != nil {
@@ -193,8 +193,8 @@ func (l *live) relistLocks(report bool) {
 	}
 	awaited := map[proc.Process]bool{}
 	for _, k := range held {
-		if k.State == claim.LockAlive && l.pidWait("", k.Process, func() { l.relistLocks(true) }) {
-			awaited[k.Process] = true
+		if k.State == claim.LockAlive && l.pidWait("", proc.Process(k.Process), func() { l.relistLocks(true) }) {
+			awaited[proc.Process(k.Process)] = true
 		}
 	}
 	locks, err := f.listLocks()
@@ -209,7 +209,7 @@ func (l *live) relistLocks(report bool) {
 	}
 	var next time.Time
 	for _, k := range locks {
-		if k.State != claim.LockAlive || awaited[k.Process] {
+		if k.State != claim.LockAlive || awaited[proc.Process(k.Process)] {
 			continue
 		}
 		if end := k.HeartbeatAt.Add(k.TTL); k.TTL > 0 && (next.IsZero() || end.Before(next)) {

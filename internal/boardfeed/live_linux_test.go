@@ -12,6 +12,7 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/boardview"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -47,7 +48,7 @@ func newHeldBoard(t *testing.T) heldBoard {
 // session.
 func (h heldBoard) own(t *testing.T, owner string) {
 	t.Helper()
-	if _, err := (&claim.Leases{Board: h.b}).Register(owner, h.holder); err != nil {
+	if _, err := (&claim.Leases{Board: h.b}).Heartbeat(owner, claim.Holder(h.holder)); err != nil {
 		t.Fatal(err)
 	}
 	c, err := claim.New(h.b, owner)
@@ -63,7 +64,9 @@ func (h heldBoard) own(t *testing.T, owner string) {
 // exit ends the lock.
 func (h heldBoard) lock(t *testing.T, key string) {
 	t.Helper()
-	if _, err := claim.BoardLocks(h.b).Lock(context.Background(), key, claim.WithLockProcess(h.holder)); err != nil {
+	locks := claim.BoardLocks(h.b)
+	claimhook.HoldLocksFor(locks, h.holder)
+	if _, err := locks.Lock(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -192,7 +195,7 @@ func TestFeedReportsInOrder(t *testing.T) {
 	// is judged alive, and that judgment is reported.
 	leases := &claim.Leases{Board: h.b}
 	for registered := false; !registered; {
-		if _, err := leases.Register("agent", h.holder); err != nil {
+		if _, err := leases.Heartbeat("agent", claim.Holder(h.holder)); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -272,10 +275,12 @@ func TestFeedRuntimeDirsMadeWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&claim.Leases{Board: elsewhere}).Register("agent", h.holder); err != nil {
+	if _, err := (&claim.Leases{Board: elsewhere}).Heartbeat("agent", claim.Holder(h.holder)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := claim.BoardLocks(elsewhere).Lock(context.Background(), "deploy", claim.WithLockProcess(h.holder)); err != nil {
+	locks := claim.BoardLocks(elsewhere)
+	claimhook.HoldLocksFor(locks, h.holder)
+	if _, err := locks.Lock(context.Background(), "deploy"); err != nil {
 		t.Fatal(err)
 	}
 	got := h.run(t, func(*Feed, *events) {})

@@ -3,6 +3,7 @@ package boardfeed
 import (
 	"context"
 	"errors"
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"io/fs"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/boardview"
+	"github.com/pickup-dev/pickup/internal/leasebook"
 	"github.com/pickup-dev/pickup/internal/pgboard"
 )
 
@@ -41,7 +43,7 @@ const pgReport = 30 * time.Second
 // leaves the board showing its last view (the live board retries).
 func (f *Feed) openPG(ctx context.Context, url string) {
 	f.pgURL = url
-	f.Remote, _ = pgboard.Redact(url)
+	f.Remote, _ = dburl.Redact(url)
 	f.Fetch = DefaultPGPoll
 	if d, err := time.ParseDuration(os.Getenv("PICKUP_PG_POLL")); err == nil && d > 0 {
 		f.Fetch = d
@@ -58,12 +60,13 @@ func (f *Feed) connectPG(ctx context.Context) error {
 	if f.PG != nil {
 		return nil
 	}
-	pg, err := pgboard.Open(ctx, f.B, f.pgURL)
+	pg, err := pgboard.OpenWith(ctx, f.B, f.pgURL, pgboard.Options{NetworkTimeout: f.netTimeout})
 	if err != nil {
 		f.setDBErr(err)
 		return err
 	}
 	f.B.Arbiter = nil // the board only shows; Refresh needs no arbiter
+	pg.Leases = leasebook.Of(f.B)
 	f.PG = pg
 	return nil
 }

@@ -42,11 +42,11 @@ func (l *live) pidWait(what string, p proc.Process, exited func()) bool {
 		}
 		// No pidfds here (an old kernel, a seccomp filter): as on other
 		// systems, a death is seen at the next change of the board.
-		return l.f.leases.Proc.Liveness(p, l.f.leases.Proc.Self()) == proc.Alive
+		return l.f.sys.Liveness(p, l.f.sys.Self()) == proc.Alive
 	}
 	// Judged after the open: the pidfd is of the process recorded (not
 	// one that reused its pid), and it ran when the pidfd was opened.
-	if l.f.leases.Proc.Liveness(p, l.f.leases.Proc.Self()) != proc.Alive {
+	if l.f.sys.Liveness(p, l.f.sys.Self()) != proc.Alive {
 		unix.Close(fd)
 		unmark()
 		return false

@@ -13,7 +13,7 @@ import (
 // board. A p that runs counts as awaited: its judgment changes by its exit
 // alone, not by a moment to set the timer to.
 func (l *live) pidWait(_ string, p proc.Process, _ func()) bool {
-	return l.f.leases.Proc.Liveness(p, l.f.leases.Proc.Self()) == proc.Alive
+	return l.f.sys.Liveness(p, l.f.sys.Self()) == proc.Alive
 }
 
 func (l *live) startStop() {}

@@ -80,7 +80,7 @@ func fixture() Snapshot {
 			{Name: "agent-3", State: claim.OwnerStale, Reason: "pid 77 on laptop cannot be checked from here; no heartbeat for 40m0s (stale after 30m0s)", Host: "laptop", LeaseCreated: ago(45 * time.Minute), Heartbeat: ago(40 * time.Minute)},
 			{Name: "peer-b", State: claim.OwnerUnknown, Reason: "no process recorded; last heartbeat 5s ago", Elsewhere: true, LeaseCreated: ago(40 * time.Minute), Heartbeat: ago(5 * time.Second)},
 		},
-		Locks: []Lock{{LockInfo: claim.LockInfo{Key: "repo:main", Owner: "agent-1", Process: host, AcquiredAt: ago(90 * time.Second), HeartbeatAt: ago(10 * time.Second), State: "alive", Age: 90 * time.Second}, Waiters: 2}},
+		Locks: []Lock{{LockInfo: claim.LockInfo{Key: "repo:main", Owner: "agent-1", Process: claim.Holder(host), AcquiredAt: ago(90 * time.Second), HeartbeatAt: ago(10 * time.Second), State: "alive", Age: 90 * time.Second}, Waiters: 2}},
 	}
 }
 

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"github.com/pickup-dev/pickup/claim"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,7 +56,7 @@ func TestHookClearHandsOverKeptClaims(t *testing.T) {
 			if _, ok := f.lease(sessA); ok {
 				t.Errorf("the cleared session's lease is still there")
 			}
-			if l, ok := f.lease(sessB); !ok || len(l.Holders) != 1 || !l.Holders[0].Same(f.process()) {
+			if l, ok := f.lease(sessB); !ok || len(l.Holders) != 1 || !l.Holders[0].Same(claim.Holder(f.process())) {
 				t.Errorf("the new session's lease %+v does not follow the Claude Code process", l)
 			}
 			if owner, ok := f.owner(); !ok || owner != sessB {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -192,7 +193,9 @@ func (f *fixture) claim(owner, id string) {
 }
 
 func (f *fixture) leases() *claim.Leases {
-	return &claim.Leases{Board: f.board, Proc: proc.Env{Hostname: os.Hostname}, Now: func() time.Time { return f.now }}
+	l := &claim.Leases{Board: f.board, Now: func() time.Time { return f.now }}
+	claimhook.UseSystem(l, proc.Env{Hostname: os.Hostname})
+	return l
 }
 
 func (f *fixture) lease(owner string) (claim.Lease, bool) {

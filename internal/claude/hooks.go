@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -36,6 +37,10 @@ var Events = []string{"session-start", "pre-tool-use", "post-tool-use", "stop", 
 // runs `pickup hook --need N session-start`: a pickup older than 2 fails
 // on the flag, and the hook's shell line tells the user to upgrade; a
 // pickup older than N says so itself. 4 adds stop (auto_next).
+//
+// The hooks of the other agents need no --need: they run `pickup hook
+// --agent NAME`, and a pickup older than --agent fails on the flag, which
+// their SessionStart line turns into the message to upgrade.
 const Protocol = 4
 
 // InstallWays and UpgradeWays name the three ways to install pickup (npm,
@@ -62,6 +67,8 @@ type Hooks struct {
 	// Owner, when not empty, is used instead of the input's session_id
 	// (pickup --owner).
 	Owner string
+	// Agent is the agent that runs the hooks (--agent); nil: Claude Code.
+	Agent *Agent
 	// Need is the protocol the hooks' installer needs (--need); 0: any.
 	Need int
 	// Version names this pickup, for the message when Need is too high.
@@ -148,6 +155,19 @@ func (h *Hooks) Run(event string, stdin io.Reader) error {
 			"Tell the user: upgrade it the way it was installed (%s), then start a new session.\n", h.Version, h.Need, Protocol, UpgradeWays)
 		return nil
 	}
+	if a := h.agent(); a.jsonOutput && event != "pre-tool-use" && event != "stop" {
+		// The agent reads stdout as JSON: SessionStart's text goes in
+		// as additional context, the others print nothing.
+		out := h.Stdout
+		var text bytes.Buffer
+		h.Stdout = &text
+		defer func() {
+			h.Stdout = out
+			if event == "session-start" && text.Len() > 0 {
+				_, _ = out.Write(contextJSON("SessionStart", text.String()))
+			}
+		}()
+	}
 	switch event {
 	case "pre-tool-use":
 		return h.preToolUse(stdin)
@@ -212,8 +232,28 @@ func (h *Hooks) ownerAndBoard(sessionID, cwd string) (owner, dir string, err err
 	return owner, dir, nil
 }
 
+// agent is the agent running the hooks.
+func (h *Hooks) agent() *Agent {
+	if h.Agent == nil {
+		return Claude
+	}
+	return h.Agent
+}
+
+// contextJSON is a hook's output that adds text to the agent's context,
+// as Codex CLI and Gemini CLI read it.
+func contextJSON(event, text string) []byte {
+	b := []byte(`{"hookSpecificOutput":{"hookEventName":`)
+	b = appendJSONString(b, event)
+	b = append(b, `,"additionalContext":`...)
+	b = appendJSONString(b, text)
+	return append(b, "}}\n"...)
+}
+
 func (h *Hooks) leases(b *sessions.Board) *claim.Leases {
-	return &claim.Leases{Board: b, Proc: h.Proc, Now: h.Now}
+	l := &claim.Leases{Board: b, Now: h.Now}
+	claimhook.UseSystem(l, h.Proc)
+	return l
 }
 
 func (h *Hooks) printf(format string, args ...any) {
@@ -252,10 +292,10 @@ func (h *Hooks) postToolUse(boardDir, owner string) error {
 	if err != nil {
 		return err
 	}
-	// Register renews the heartbeat and adds this Claude Code process to
+	// Heartbeat renews it and adds this Claude Code process to
 	// the lease, should it be missing (a lease kept at the end of an
 	// earlier run of this session, now resumed).
-	if _, err = h.leases(b).Register(owner, p); err == nil {
+	if _, err = h.leases(b).Heartbeat(owner, claim.Holder(p)); err == nil {
 		h.beat(b, owner)
 	}
 	return err

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -56,25 +58,44 @@ func AnyChanged(changes []Change) bool {
 // Install installs the skills and merges the hooks into
 // <top>/.claude/settings.local.json (moving them out of settings.json,
 // where earlier versions put them), or with uninstall removes exactly
-// those.
-// Everything is checked before anything is written: an unreadable or
-// invalid settings.json changes nothing. A second install changes nothing.
-// sync makes the new files durable (fsync).
+// those: InstallAgent for Claude Code.
 func Install(top string, uninstall, sync bool) ([]Change, error) {
-	if err := CheckPaths(top); err != nil {
+	return InstallAgent(top, Claude, uninstall, sync)
+}
+
+// InstallAgent installs an agent's setup in the repository at top: its
+// skills and extra files, and pickup's hooks merged into its settings
+// file; or with uninstall removes exactly those. The skills in
+// .agents/skills/ are shared by Codex CLI, Gemini CLI and opencode: an
+// uninstall keeps them while another of those is still set up.
+// Everything is checked before anything is written: an unreadable or
+// invalid settings file changes nothing. A second install changes nothing.
+// sync makes the new files durable (fsync).
+func InstallAgent(top string, a *Agent, uninstall, sync bool) ([]Change, error) {
+	if err := CheckAgentPaths(top, a); err != nil {
 		return nil, err
 	}
-	plans := make([]settingsPlan, 2)
-	for i, f := range []string{SettingsFile, SharedSettingsFile} {
-		add := i == 0 && !uninstall // the shared file only ever loses pickup's hooks
-		p, err := planSettings(filepath.Join(top, filepath.FromSlash(f)), add)
-		if err != nil {
-			return nil, err
+	var plans []settingsPlan
+	if a.Settings != "" {
+		files := []string{a.Settings}
+		if a == Claude {
+			files = append(files, SharedSettingsFile)
 		}
-		if !add && p.change.Action == "unchanged" {
-			p.change = Change{} // nothing of pickup's there: not worth a line
+		for i, f := range files {
+			add := i == 0 && !uninstall // the shared file only ever loses pickup's hooks
+			p, err := planSettings(filepath.Join(top, filepath.FromSlash(f)), a.hookTemplate(), add)
+			if err != nil {
+				return nil, err
+			}
+			if !add && p.change.Action == "unchanged" {
+				p.change = Change{} // nothing of pickup's there: not worth a line
+			}
+			plans = append(plans, p)
 		}
-		plans[i] = p
+	}
+	sharedBy := ""
+	if uninstall && a.skillsDir == SharedSkillsDir {
+		sharedBy = otherSharedSetup(top, a)
 	}
 	type fileStep struct {
 		path string
@@ -83,7 +104,7 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 	}
 	var steps []fileStep
 	var changes []Change
-	for _, f := range ProjectFiles() {
+	for _, f := range a.Files() {
 		path := filepath.Join(top, filepath.FromSlash(f.Path))
 		old, err := fsx.ReadRegular(path)
 		exists := err == nil
@@ -91,11 +112,12 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 			return nil, err
 		}
 		same := exists && bytes.Equal(old, f.Data)
-		if exists && !same && !uninstall && priorSkill(old) {
+		if exists && !same && !uninstall && a == Claude && priorSkill(old) {
 			// An earlier pickup's skill, as it installed it: upgrade it.
 			steps = append(steps, fileStep{path, f.Data, "updated"})
 			continue
 		}
+		shared := sharedBy != "" && strings.HasPrefix(f.Path, SharedSkillsDir+"/")
 		switch {
 		case !exists && !uninstall:
 			steps = append(steps, fileStep{path, f.Data, "created"})
@@ -103,11 +125,13 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 			// Nothing to remove.
 		case same && !uninstall:
 			changes = append(changes, Change{Path: path, Action: "unchanged"})
+		case same && shared:
+			changes = append(changes, Change{Path: path, Action: "kept", Detail: "still used by the setup of " + sharedBy})
 		case same:
 			steps = append(steps, fileStep{path, nil, "removed"})
 		case !uninstall:
 			changes = append(changes, Change{Path: path, Action: "kept",
-				Detail: "differs from pickup's; left as it is (delete it and run `pickup init --claude` again for pickup's)"})
+				Detail: "differs from pickup's; left as it is (delete it and run `pickup init --" + a.Name + "` again for pickup's)"})
 		default:
 			changes = append(changes, Change{Path: path, Action: "kept", Detail: "differs from what pickup installs; left as it is"})
 		}
@@ -118,7 +142,7 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 			if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return changes, err
 			}
-			_ = os.Remove(filepath.Dir(s.path)) // .claude/skills/<name>/, only if empty
+			_ = os.Remove(filepath.Dir(s.path)) // skills/<name>/, only if empty
 		case "updated":
 			if err := fsx.WriteReplace(s.path, s.data, 0o644, sync); err != nil {
 				return changes, fmt.Errorf("write %s: %w", s.path, err)
@@ -141,19 +165,73 @@ func Install(top string, uninstall, sync bool) ([]Change, error) {
 			changes = append(changes, plan.change)
 		}
 	}
-	ch, err := ignoreLocalSettings(top, uninstall, sync)
-	if err != nil {
-		return changes, err
-	}
-	if ch.Path != "" {
-		changes = append(changes, ch)
+	if a == Claude {
+		ch, err := ignoreLocalSettings(top, uninstall, sync)
+		if err != nil {
+			return changes, err
+		}
+		if ch.Path != "" {
+			changes = append(changes, ch)
+		}
 	}
 	if uninstall {
 		// Empty directories hold nothing of anyone's.
-		_ = os.Remove(filepath.Join(top, ".claude", "skills"))
-		_ = os.Remove(filepath.Join(top, ".claude"))
+		for _, d := range a.emptiedDirs() {
+			_ = os.Remove(filepath.Join(top, filepath.FromSlash(d)))
+		}
 	}
 	return changes, nil
+}
+
+// emptiedDirs are the directories an uninstall removes when it left them
+// empty, deepest first.
+func (a *Agent) emptiedDirs() []string {
+	dirs := []string{a.skillsDir, path.Dir(a.skillsDir)}
+	for _, dst := range a.extra {
+		dirs = append(dirs, path.Dir(dst))
+	}
+	if a.Settings != "" {
+		dirs = append(dirs, path.Dir(a.Settings))
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range dirs {
+		for ; d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	slices.SortFunc(out, func(x, y string) int { return strings.Count(y, "/") - strings.Count(x, "/") })
+	return out
+}
+
+// otherSharedSetup names another agent whose pickup hooks are installed
+// in the repository and who reads the skills of .agents/skills/ too; "" if
+// none.
+func otherSharedSetup(top string, a *Agent) string {
+	for _, o := range Agents() {
+		if o == a || o.skillsDir != SharedSkillsDir || o.Settings == "" {
+			continue
+		}
+		if hooksInstalled(filepath.Join(top, filepath.FromSlash(o.Settings))) {
+			return o.Title
+		}
+	}
+	return ""
+}
+
+// hooksInstalled reports whether a settings file holds any hook of
+// pickup's.
+func hooksInstalled(settings string) bool {
+	data, err := fsx.ReadRegular(settings)
+	if err != nil {
+		return false
+	}
+	root, err := parseOJ(data)
+	if err != nil || root.kind != '{' {
+		return false
+	}
+	return removeHooks(root)
 }
 
 // PluginEnabled reports whether Claude Code's user settings (under

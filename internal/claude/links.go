@@ -36,12 +36,34 @@ func (e *LinkError) Hint() string {
 // CheckPaths refuses a link, named pipe or device at .claude, its
 // settings files, skills directory, or any skill's directory or file: one
 // lstat each, parents first.
-func CheckPaths(top string) error {
-	dirs := []string{".claude", ".claude/skills"}
-	files := []string{SettingsFile, SharedSettingsFile}
-	for _, f := range ProjectFiles() {
-		dirs = append(dirs, path.Dir(f.Path))
+func CheckPaths(top string) error { return CheckAgentPaths(top, Claude) }
+
+// CheckAgentPaths refuses a link, named pipe or device at any directory
+// or file an agent's setup writes: its settings file, skills and extra
+// files, and every directory above them in the repository.
+func CheckAgentPaths(top string, a *Agent) error {
+	var dirs, files []string
+	if a.Settings != "" {
+		files = append(files, a.Settings)
+	}
+	if a == Claude {
+		files = append(files, SharedSettingsFile)
+	}
+	for _, f := range a.Files() {
 		files = append(files, f.Path)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		var up []string
+		for d := path.Dir(f); d != "." && d != "/"; d = path.Dir(d) {
+			up = append(up, d)
+		}
+		for i := len(up) - 1; i >= 0; i-- { // parents first
+			if !seen[up[i]] {
+				seen[up[i]] = true
+				dirs = append(dirs, up[i])
+			}
+		}
 	}
 	check := func(rel string, dir bool) error {
 		p := filepath.Join(top, filepath.FromSlash(rel))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pickup-dev/pickup/sessions"
@@ -34,9 +35,12 @@ type preToolInput struct {
 	Cwd       string `json:"cwd"`
 	ToolName  string `json:"tool_name"`
 	ToolInput struct {
-		FilePath     string `json:"file_path"`
-		NotebookPath string `json:"notebook_path"`
-		Command      string `json:"command"`
+		FilePath     string          `json:"file_path"`
+		NotebookPath string          `json:"notebook_path"`
+		Command      json.RawMessage `json:"command"` // a string; Codex: maybe a list of words
+		Path         string          `json:"path"`
+		Patch        string          `json:"patch"`
+		Input        string          `json:"input"`
 	} `json:"tool_input"`
 }
 
@@ -54,50 +58,117 @@ func (h *Hooks) preToolUse(stdin io.Reader) error {
 		return fmt.Errorf("read input: %w", err)
 	}
 	decision, reason := "", ""
-	// Claude Code's tool names, whatever case it passes them in.
-	switch strings.ToLower(in.ToolName) {
-	case "bash":
-		if c, ok := agentCommand(in.ToolInput.Command); ok && h.safeCommand(c, in.Cwd) {
+	a := h.agent()
+	// The agent's tool names, whatever case it passes them in.
+	tool := strings.ToLower(in.ToolName)
+	command := commandText(in.ToolInput.Command)
+	switch {
+	case slices.Contains(a.shellTools, tool):
+		if c, ok := agentCommand(command); ok && a.allows && h.safeCommand(c, in.Cwd) {
 			decision = "allow"
 			reason = "`pickup " + c.name + "` on this repository's board is one of the commands pickup's agents run (allowed by pickup's PreToolUse hook)"
 		}
-	case "edit", "write", "multiedit", "notebookedit":
-		path := in.ToolInput.FilePath
-		if path == "" {
-			path = in.ToolInput.NotebookPath
+		if patch := command; a != Claude && strings.Contains(patch, "*** Begin Patch") {
+			// Codex CLI may run apply_patch as a shell command.
+			decision, reason = h.judgePaths(in.ToolName, patchPaths(patch), in.Cwd)
 		}
-		if path == "" {
-			return nil
-		}
-		cwd := ""
-		if filepath.IsAbs(in.Cwd) {
-			cwd = in.Cwd
-		}
-		if !filepath.IsAbs(path) {
-			base := cwd
-			if base == "" && h.Getwd != nil {
-				base, _ = h.Getwd() // Claude Code sends cwd; without it, ours is the session's
+	case slices.Contains(a.editTools, tool):
+		var paths []string
+		for _, p := range []string{in.ToolInput.FilePath, in.ToolInput.NotebookPath, in.ToolInput.Path} {
+			if p != "" {
+				paths = append(paths, p)
 			}
-			if !filepath.IsAbs(base) {
-				return nil
-			}
-			path = filepath.Join(base, path)
 		}
-		board, err := h.BoardDir(cwd)
-		if err != nil {
-			board = ""
-		} else if board, err = filepath.Abs(board); err != nil {
-			board = ""
+		for _, patch := range []string{in.ToolInput.Patch, in.ToolInput.Input, command} {
+			paths = append(paths, patchPaths(patch)...)
 		}
-		if onBoard(path, board) || linkedToBoard(path, board, h.repoTop(cwd)) {
-			decision, reason = "deny", boardFileReason(in.ToolName, path, board)
-		}
+		decision, reason = h.judgePaths(in.ToolName, paths, in.Cwd)
 	}
 	if decision == "" {
 		return nil
 	}
-	_, err = h.Stdout.Write(decisionJSON(decision, reason))
+	_, err = h.Stdout.Write(a.decisionOutput(decision, reason))
 	return err
+}
+
+// judgePaths denies a tool that writes any of paths on the board.
+func (h *Hooks) judgePaths(tool string, paths []string, cwd string) (decision, reason string) {
+	for _, path := range paths {
+		if d, r := h.judgePath(tool, path, cwd); d != "" {
+			return d, r
+		}
+	}
+	return "", ""
+}
+
+// judgePath denies a tool that writes path, if it is on the board.
+func (h *Hooks) judgePath(tool, path, cwd string) (decision, reason string) {
+	if !filepath.IsAbs(cwd) {
+		cwd = ""
+	}
+	if !filepath.IsAbs(path) {
+		base := cwd
+		if base == "" && h.Getwd != nil {
+			base, _ = h.Getwd() // the agents send cwd; without it, ours is the session's
+		}
+		if !filepath.IsAbs(base) {
+			return "", ""
+		}
+		path = filepath.Join(base, path)
+	}
+	board, err := h.BoardDir(cwd)
+	if err != nil {
+		board = ""
+	} else if board, err = filepath.Abs(board); err != nil {
+		board = ""
+	}
+	if onBoard(path, board) || linkedToBoard(path, board, h.repoTop(cwd)) {
+		return "deny", boardFileReason(tool, path, board)
+	}
+	return "", ""
+}
+
+// decisionOutput is the JSON a PreToolUse hook prints to decide, in the
+// form the agent reads: Gemini CLI's BeforeTool takes a top-level
+// decision, Claude Code and Codex CLI a hookSpecificOutput.
+func (a *Agent) decisionOutput(decision, reason string) []byte {
+	if a == Gemini {
+		b := []byte(`{"decision":`)
+		b = appendJSONString(b, decision)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, reason)
+		return append(b, "}\n"...)
+	}
+	return decisionJSON(decision, reason)
+}
+
+// commandText is a tool input's command: a string, or (Codex CLI) a list
+// of words, joined by spaces.
+func commandText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var words []string
+	if json.Unmarshal(raw, &words) == nil {
+		return strings.Join(words, " ")
+	}
+	return ""
+}
+
+// patchPaths returns the files an apply_patch patch (Codex CLI) adds,
+// updates, deletes or moves to.
+func patchPaths(patch string) []string {
+	var out []string
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimSpace(line)
+		for _, p := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
+			if rest, ok := strings.CutPrefix(line, p); ok && strings.TrimSpace(rest) != "" {
+				out = append(out, strings.TrimSpace(rest))
+			}
+		}
+	}
+	return out
 }
 
 // decisionJSON is the JSON a PreToolUse hook prints to decide, byte for

@@ -29,7 +29,7 @@ func (h *Hooks) sessionEnd(boardDir, owner, reason string) error {
 		// The claims outlive this Claude Code process: untie the lease
 		// from it, so that its exit does not make them reapable at once.
 		p, _ := h.Invoker()
-		if _, err := leases.Detach(owner, p); err != nil {
+		if _, err := leases.Detach(owner, claim.Holder(p)); err != nil {
 			errs = append(errs, err)
 		}
 		for _, s := range list {
@@ -54,7 +54,7 @@ func (h *Hooks) sessionEnd(boardDir, owner, reason string) error {
 			}
 		}
 		if commit != nil {
-			commit(fmt.Sprintf("pickup: release %d session(s) at the end of Claude Code session %s", len(released), owner))
+			commit(fmt.Sprintf("pickup: release %d session(s) at the end of %s session %s", len(released), h.agent().Title, owner))
 		}
 		for _, s := range released {
 			h.printf("released %s\n", h.Describe(s))

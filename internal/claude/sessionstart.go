@@ -40,7 +40,7 @@ func (h *Hooks) sessionStart(boardDir, owner, source string) error {
 	} else {
 		// Renew: SessionStart runs again at every /clear and /compact,
 		// when the lease is usually as it should be.
-		if _, err := h.leases(b).Renew(owner, BeatEvery, p); err != nil {
+		if _, err := h.leases(b).Renew(owner, BeatEvery, claim.Holder(p)); err != nil {
 			errs = append(errs, err)
 		} else {
 			h.beat(b, owner)
@@ -100,7 +100,7 @@ func (h *Hooks) prune(b *sessions.Board) {
 		if held, err := b.ListOwner(rec.Owner); len(held) > 0 || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
 			continue
 		}
-		if l, err := leases.Get(rec.Owner); err == nil && len(l.Holders) == 1 && l.Holders[0].Same(rec.Process) {
+		if l, err := leases.Get(rec.Owner); err == nil && len(l.Holders) == 1 && l.Holders[0].Same(claim.Holder(rec.Process)) {
 			_ = leases.Remove(rec.Owner)
 		}
 	}
@@ -158,7 +158,7 @@ func (h *Hooks) printClaims(b *sessions.Board, owner string) error {
 	// No "pass --owner ID" here: this text stays in the conversation, and
 	// a fork of it would act as this session. pickup finds the owner from
 	// $CLAUDE_CODE_SESSION_ID, which each session's commands carry.
-	h.printf("pickup: this Claude Code session is owner %s on the board %s; pickup commands you run act as it (do not pass --owner).\n", owner, b.Dir)
+	h.printf("pickup: this %s session is owner %s on the board %s; pickup commands you run act as it (do not pass --owner).\n", h.agent().Title, owner, b.Dir)
 	if len(list) == 0 {
 		h.printf("It holds no sessions; %d wait in todo/. /pickup claims one.\n", waiting)
 		return nil
@@ -193,10 +193,10 @@ func (h *Hooks) printGiven(b *sessions.Board, id, owner string) error {
 	path := b.Path(sessions.Doing, owner, id)
 	s, _, err := b.Read(sessions.Place{State: sessions.Doing, Owner: owner, Path: path})
 	if err != nil {
-		h.printf("pickup: pickup work started this Claude Code session for session %s of the board %s, which is no longer held (%v): there is nothing to work on; stop.\n", id, b.Dir, err)
+		h.printf("pickup: pickup work started this %s session for session %s of the board %s, which is no longer held (%v): there is nothing to work on; stop.\n", h.agent().Title, id, b.Dir, err)
 		return nil
 	}
-	h.printf("pickup: pickup work started this Claude Code session to work on one session of the board %s, and it holds it for you:\n", b.Dir)
+	h.printf("pickup: pickup work started this %s session to work on one session of the board %s, and it holds it for you:\n", h.agent().Title, b.Dir)
 	h.printf("- %s\n  file: %s\n", h.Describe(s), s.Path)
 	h.printf("pickup commands you run act as work's owner %s (do not pass --owner); `pickup next` and /pickup answer with this same session and claim no other. "+
 		"Read it (`pickup show %s`), do the work, then `pickup done %s` (or just end: work marks it done when you exit successfully). "+
@@ -235,7 +235,7 @@ func (h *Hooks) handOver(b *sessions.Board, from, to string) error {
 		moved++
 	}
 	if commit != nil && moved > 0 {
-		commit(fmt.Sprintf("pickup: hand over %d session(s) from Claude Code session %s to %s after /clear", moved, from, to))
+		commit(fmt.Sprintf("pickup: hand over %d session(s) from %s session %s to %s after /clear", moved, h.agent().Title, from, to))
 	}
 	if left, err := b.ListOwner(from); err == nil && len(left) == 0 {
 		_ = h.leases(b).Remove(from)

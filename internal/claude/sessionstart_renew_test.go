@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"github.com/pickup-dev/pickup/claim"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,7 +50,7 @@ func TestHookSessionStartRenewsOnlyWhenDue(t *testing.T) {
 	l, _ := f.lease(sessA)
 	held := false
 	for _, h := range l.Holders {
-		held = held || h.Same(f.process())
+		held = held || h.Same(claim.Holder(f.process()))
 	}
 	if !held {
 		t.Errorf("lease holders %+v lack the new Claude Code process", l.Holders)

@@ -61,7 +61,7 @@ func (p settingsPlan) apply(sync bool) error {
 // add, pickup's hooks (hooks.json) merged in; without, pickup's hooks
 // removed. A file that needs no change plans none; a missing file that
 // would only lose hooks plans nothing at all (an empty Change).
-func planSettings(settings string, add bool) (settingsPlan, error) {
+func planSettings(settings string, tmpl *ojValue, add bool) (settingsPlan, error) {
 	// A link in the file's place was refused (CheckPaths), and is never
 	// read through.
 	plan := settingsPlan{path: settings, perm: 0o644, change: Change{Path: settings, Action: "unchanged"}}
@@ -90,7 +90,7 @@ func planSettings(settings string, add bool) (settingsPlan, error) {
 	}
 	var changed bool
 	if add {
-		changed, err = addHooks(root)
+		changed, err = addHooks(root, tmpl)
 		if err != nil {
 			return plan, fmt.Errorf("%s: %w; fix it and run again (nothing was changed)", settings, err)
 		}
@@ -100,7 +100,10 @@ func planSettings(settings string, add bool) (settingsPlan, error) {
 	if !changed {
 		return plan, nil
 	}
-	events := strings.Join(hookEvents(), ", ")
+	var events []string
+	for _, m := range tmpl.members {
+		events = append(events, m.key)
+	}
 	switch {
 	case !add && len(root.members) == 0:
 		plan.remove = true
@@ -110,10 +113,10 @@ func planSettings(settings string, add bool) (settingsPlan, error) {
 		plan.change = Change{Path: settings, Action: "updated", Detail: "removed pickup's hooks, kept everything else"}
 	case !exists:
 		plan.write = true
-		plan.change = Change{Path: settings, Action: "created", Detail: "hooks " + events + " run `pickup hook ...`"}
+		plan.change = Change{Path: settings, Action: "created", Detail: "hooks " + strings.Join(events, ", ") + " run `pickup hook ...`"}
 	default:
 		plan.write = true
-		plan.change = Change{Path: settings, Action: "updated", Detail: "added pickup's hooks (" + events + "), kept everything else"}
+		plan.change = Change{Path: settings, Action: "updated", Detail: "added pickup's hooks (" + strings.Join(events, ", ") + "), kept everything else"}
 	}
 	if plan.write {
 		plan.data = root.encode()
@@ -128,12 +131,13 @@ func isPickupHook(h *ojValue) bool {
 	return ok && strings.Contains(cmd, hookPrefix)
 }
 
-// addHooks makes root's hooks hold exactly pickup's hooks.json entries:
+// addHooks makes root's hooks hold exactly the entries of tmpl (pickup's
+// hooks for the agent: the plugin's hooks.json for Claude Code):
 // pickup hooks of another version are removed, and each entry of
 // hooks.json that is not there is added in a group of its own after the
 // user's. An entry counts as there wherever it is, equal as JSON (the
 // user may have moved it into a group of theirs).
-func addHooks(root *ojValue) (changed bool, err error) {
+func addHooks(root, tmpl *ojValue) (changed bool, err error) {
 	hooks := root.get("hooks")
 	if hooks == nil {
 		hooks = &ojValue{kind: '{'}
@@ -142,7 +146,7 @@ func addHooks(root *ojValue) (changed bool, err error) {
 	} else if hooks.kind != '{' {
 		return false, errors.New(`"hooks" is not an object`)
 	}
-	for _, ev := range pluginHooks().members {
+	for _, ev := range tmpl.members {
 		groups := hooks.get(ev.key)
 		if groups == nil {
 			groups = &ojValue{kind: '['}

@@ -104,7 +104,7 @@ func (h *Hooks) stop(stdin io.Reader) error {
 	}
 	// The claim ties the lease to the Claude Code process, as a claim by
 	// the agent's own pickup next would.
-	if _, err := h.leases(b).Register(owner, p); err != nil {
+	if _, err := h.leases(b).Heartbeat(owner, claim.Holder(p)); err != nil {
 		return err
 	}
 	cl, err := claim.New(b, owner)
@@ -124,7 +124,7 @@ func (h *Hooks) stop(stdin io.Reader) error {
 		return err
 	}
 	if commit != nil {
-		commit(fmt.Sprintf("pickup: next %s for Claude Code session %s (auto_next)", s.ID, owner))
+		commit(fmt.Sprintf("pickup: next %s for %s session %s (auto_next)", s.ID, h.agent().Title, owner))
 	}
 	if err := os.MkdirAll(filepath.Dir(fed), 0o755); err == nil {
 		_ = fsx.WriteReplace(fed, []byte(s.ID+"\n"), 0o644, false)

@@ -95,7 +95,7 @@ func TestHookStopFeeds(t *testing.T) {
 	if got := f.held(sessA); len(got) != 1 || got[0] != high {
 		t.Fatalf("after the Stop hook %s holds %v, want [%s]", sessA, got, high)
 	}
-	if l, ok := f.lease(sessA); !ok || len(l.Holders) != 1 || !l.Holders[0].Same(f.process()) {
+	if l, ok := f.lease(sessA); !ok || len(l.Holders) != 1 || !l.Holders[0].Same(claim.Holder(f.process())) {
 		t.Fatalf("the fed session's lease %+v does not follow the Claude Code process", l)
 	}
 

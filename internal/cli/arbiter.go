@@ -8,17 +8,19 @@ package cli
 // the commands need of it (bring the board in line, keep waiters woken,
 // heartbeats, sync, doctor) goes through the arbiter interface below, so
 // that no command knows which one it has. config.yaml's shared: names it,
-// and kindOf is the one place that tells the kinds apart.
+// and location.IsDatabase (internal/arbiter/location) is the one place
+// that tells the kinds apart.
 
 import (
 	"context"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/shared"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/internal/arbiter/location"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -80,7 +82,7 @@ type arbiterKind interface {
 // kindOf is the kind of arbiter that shared names: a libpq URL is a
 // PostgreSQL database, anything else a git remote.
 func kindOf(shared string) arbiterKind {
-	if pgboard.IsURL(shared) {
+	if location.IsDatabase(shared) {
 		return pgKind{}
 	}
 	return gitKind{}
@@ -290,7 +292,16 @@ func (r *run) viewBoard() (*sessions.Board, error) {
 		return b, err
 	}
 	cfg := r.shared.config()
-	if cfg == nil || cfg.Shared == "" || !kindOf(cfg.Shared).viewsFresh() {
+	if cfg == nil || cfg.Shared == "" {
+		return b, nil
+	}
+	if !kindOf(cfg.Shared).viewsFresh() {
+		// A git-shared board is shown as this clone last saw it; the
+		// owners that work in other clones of this machine are judged by
+		// their processes, read from those clones' leases.
+		if b.HeardHolders == nil {
+			b.HeardHolders = shared.ViewHolders(b, "")
+		}
 		return b, nil
 	}
 	if err := r.shared.ready(b); err != nil {

@@ -4,90 +4,37 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/boardloc"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
 // DefaultBoardDir is the board's place inside a repository or directory.
-const DefaultBoardDir = ".spx/sessions"
+const DefaultBoardDir = boardloc.DefaultDir
 
 // boardDir finds the board: --dir, else $PICKUP_DIR, else .spx/sessions at
-// the top of the enclosing git repository's main work tree (so that every
-// linked worktree shares one board), else ./.spx/sessions.
+// the top of the enclosing git repository's main work tree, else
+// ./.spx/sessions (boardloc, which pickup mcp shares).
 func (r *run) boardDir() (string, error) {
-	if r.dirSet {
-		if r.dir == "" {
-			return "", usageError("--dir is empty: give the board directory, or leave --dir out to use the default")
+	var wd string
+	if !r.dirSet && r.env.Getenv("PICKUP_DIR") == "" {
+		var err error
+		if wd, err = r.env.Getwd(); err != nil { // only when it is needed
+			return "", err
 		}
-		return r.dir, nil
 	}
-	if d := r.env.Getenv("PICKUP_DIR"); d != "" {
-		return d, nil
+	dir, err := boardloc.Find(r.dir, r.dirSet, r.env.Getenv, wd)
+	if errors.Is(err, boardloc.ErrEmptyDir) {
+		return "", usageError("%s", err)
 	}
-	wd, err := r.env.Getwd()
-	if err != nil {
-		return "", err
-	}
-	if top, ok := mainWorktree(wd); ok {
-		return filepath.Join(top, DefaultBoardDir), nil
-	}
-	return filepath.Join(wd, DefaultBoardDir), nil
+	return dir, err
 }
 
-// mainWorktree returns the top of the main work tree of the git repository
-// enclosing dir, reading .git files the way git does instead of running git
-// on every call. In a linked worktree .git is a file "gitdir: <path>" whose
-// directory has a "commondir" file pointing at the main repository's .git.
-func mainWorktree(dir string) (string, bool) {
-	for d := dir; ; d = filepath.Dir(d) {
-		dotgit := filepath.Join(d, ".git")
-		info, err := os.Stat(dotgit)
-		if err == nil {
-			if info.IsDir() {
-				return d, true
-			}
-			return fromGitFile(d, dotgit)
-		}
-		if parent := filepath.Dir(d); parent == d {
-			return "", false
-		}
-	}
-}
-
-func fromGitFile(worktree, dotgit string) (string, bool) {
-	data, err := os.ReadFile(dotgit)
-	if err != nil {
-		return "", false
-	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
-	if !ok {
-		return "", false
-	}
-	gitdir = strings.TrimSpace(gitdir)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(worktree, gitdir)
-	}
-	common := gitdir
-	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		common = strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitdir, common)
-		}
-	} else {
-		// A submodule: its .git file points at its own repository.
-		return worktree, true
-	}
-	common = filepath.Clean(common)
-	if filepath.Base(common) == ".git" {
-		return filepath.Dir(common), true
-	}
-	// A bare main repository: keep the board beside the worktree.
-	return worktree, true
-}
+// mainWorktree is boardloc.MainWorktree: the top of the main work tree of
+// the git repository enclosing dir.
+func mainWorktree(dir string) (string, bool) { return boardloc.MainWorktree(dir) }
 
 // openBoard opens the board with open (sessions.Open, which refuses a link
 // or pipe inside it with exit 2 and its name, or sessions.Inspect, which

@@ -87,23 +87,32 @@ func (boardMissing) Hint() string {
 // (links resolved: a pickup linked into ~/bin finds the board of its
 // install), then on path.
 func findBoardProgram(path string) (string, error) {
+	if p, ok := findCompanion(path, boardProgram); ok {
+		return p, nil
+	}
+	return "", exitError{code: ExitUsage, err: boardMissing{}}
+}
+
+// findCompanion looks for one of pickup's own programs (pickup-board,
+// pickup-mcp, pickup-web) beside pickup's executable, links resolved, then on path.
+func findCompanion(path, program string) (string, bool) {
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}
-		p := filepath.Join(filepath.Dir(exe), boardProgram)
+		p := filepath.Join(filepath.Dir(exe), program)
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
-			return p, nil
+			return p, true
 		}
 	}
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
 			dir = "."
 		}
-		p := filepath.Join(dir, boardProgram)
+		p := filepath.Join(dir, program)
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
-			return p, nil
+			return p, true
 		}
 	}
-	return "", exitError{code: ExitUsage, err: boardMissing{}}
+	return "", false
 }

@@ -9,7 +9,9 @@ import (
 	"io"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/pickup-dev/pickup/internal/claude"
@@ -25,7 +27,10 @@ import (
 func initClaudeFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.BoolFlag{Name: "claude", Usage: "also install the Claude Code integration in the repository's .claude/: the /pickup and /handoff skills, and hooks in settings.local.json"},
-		&ucli.BoolFlag{Name: "uninstall", Usage: "with --claude: remove exactly what --claude added (the board stays)"},
+		&ucli.BoolFlag{Name: "codex", Usage: "also set up Codex CLI: hooks in .codex/hooks.json, the /pickup and /handoff skills in .agents/skills/"},
+		&ucli.BoolFlag{Name: "gemini", Usage: "also set up Gemini CLI: hooks in .gemini/settings.json, the skills in .agents/skills/, /pickup in .gemini/commands/"},
+		&ucli.BoolFlag{Name: "opencode", Usage: "also set up opencode: the skills in .agents/skills/ (no hooks: see pickup help agents)"},
+		&ucli.BoolFlag{Name: "uninstall", Usage: "with --claude, --codex, --gemini or --opencode: remove exactly what it added (the board stays)"},
 		&ucli.BoolFlag{Name: "agents", Usage: "print a snippet for AGENTS.md that teaches other agents (Codex, ...) the protocol"},
 	}
 }
@@ -33,15 +38,28 @@ func initClaudeFlags() []ucli.Flag {
 // wantsIntegration reports whether `pickup init` was asked for an agent
 // integration, which initIntegration then handles instead of plain init.
 func wantsIntegration(c *ucli.Context) bool {
-	return c.Bool("claude") || c.Bool("uninstall") || c.Bool("agents")
+	return c.Bool("claude") || c.Bool("codex") || c.Bool("gemini") || c.Bool("opencode") || c.Bool("uninstall") || c.Bool("agents")
+}
+
+// chosenAgents are the agents whose flags `pickup init` was given.
+func chosenAgents(c *ucli.Context) []*claude.Agent {
+	var out []*claude.Agent
+	for _, a := range claude.Agents() {
+		if c.Bool(a.Name) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // initIntegration runs `pickup init --claude [--uninstall]` and
 // `pickup init --agents`.
 func (r *run) initIntegration(c *ucli.Context) error {
-	agents, withClaude, uninstall := c.Bool("agents"), c.Bool("claude"), c.Bool("uninstall")
+	agents, uninstall := c.Bool("agents"), c.Bool("uninstall")
+	chosen := chosenAgents(c)
+	withClaude := len(chosen) > 0
 	if agents && (withClaude || uninstall) {
-		return usageError("--agents only prints the AGENTS.md snippet; run `pickup init --claude` separately")
+		return usageError("--agents only prints the AGENTS.md snippet; run `pickup init --claude` (or --codex, --gemini, --opencode) separately")
 	}
 	if agents {
 		if r.json {
@@ -51,15 +69,17 @@ func (r *run) initIntegration(c *ucli.Context) error {
 		return nil
 	}
 	if !withClaude {
-		return usageError("--uninstall goes with --claude: pickup init --claude --uninstall")
+		return usageError("--uninstall goes with --claude, --codex, --gemini or --opencode, the agent to remove: pickup init --claude --uninstall")
 	}
 	top, err := r.claudeRepoTop()
 	if err != nil {
 		return err
 	}
 	// Before anything is made, the board included.
-	if err := claude.CheckPaths(top); err != nil {
-		return err
+	for _, a := range chosen {
+		if err := claude.CheckAgentPaths(top, a); err != nil {
+			return err
+		}
 	}
 	out := map[string]any{"repo": top}
 	if !uninstall {
@@ -78,17 +98,28 @@ func (r *run) initIntegration(c *ucli.Context) error {
 		if r.dir != "" {
 			fmt.Fprintf(r.env.Stderr, "pickup: warning: the hooks and skills do not pass --dir: they use $PICKUP_DIR, else the repository's %s\n", DefaultBoardDir)
 		}
-		if r.claudePluginEnabled() {
+		if c.Bool("claude") && r.claudePluginEnabled() {
 			fmt.Fprintf(r.env.Stderr, "pickup: warning: the pickup plugin is enabled in your Claude Code user settings: its hooks and the ones installed here would both run; keep one (`claude plugin disable pickup@pickup`, or `pickup init --claude --uninstall`)\n")
 		}
 	}
-	changes, err := claude.Install(top, uninstall, !r.noSync)
-	if changes == nil {
-		changes = []claude.Change{}
+	changes := []claude.Change{}
+	var err2 error
+	for _, a := range chosen {
+		ch, err := claude.InstallAgent(top, a, uninstall, !r.noSync)
+		for _, c := range ch {
+			// The skills of .agents/skills/ are shared: one line each.
+			if !slices.Contains(changes, c) {
+				changes = append(changes, c)
+			}
+		}
+		if err != nil {
+			err2 = err
+			break
+		}
 	}
 	if r.json {
-		if err != nil {
-			return err
+		if err2 != nil {
+			return err2
 		}
 		out["changes"] = changes
 		return r.printJSON(out)
@@ -100,18 +131,41 @@ func (r *run) initIntegration(c *ucli.Context) error {
 		}
 		r.printf("%s\n", line)
 	}
-	if err != nil {
-		return err
+	if err2 != nil {
+		return err2
 	}
+	var titles []string
+	for _, a := range chosen {
+		titles = append(titles, a.Title)
+	}
+	names := strings.Join(titles, ", ")
 	switch {
 	case uninstall:
-		r.printf("Claude Code integration removed from %s\n", top)
+		r.printf("%s integration removed from %s\n", names, top)
 	case claude.AnyChanged(changes):
-		r.printf("Claude Code integration installed in %s: /pickup, /handoff and pickup's hooks; start a new Claude Code session to load them\n", top)
+		r.printf("%s integration installed in %s: /pickup, /handoff and pickup's hooks; start a new session of the agent to load them%s\n", names, top, trustNote(chosen))
 	default:
-		r.printf("Claude Code integration is up to date in %s\n", top)
+		r.printf("%s integration is up to date in %s\n", names, top)
 	}
 	return nil
+}
+
+// trustNote is what a user must do besides starting a new session: Codex
+// CLI and Gemini CLI run a project's hooks only in a folder (and, for
+// Codex, hooks) the user trusts.
+func trustNote(chosen []*claude.Agent) string {
+	note := ""
+	for _, a := range chosen {
+		switch a {
+		case claude.Codex:
+			note += "; Codex CLI runs them once you trust the project and review its hooks (/hooks)"
+		case claude.Gemini:
+			note += "; Gemini CLI runs them only in a trusted folder"
+		case claude.OpenCode:
+			note += "; opencode gets the skills only (pickup help agents)"
+		}
+	}
+	return note
 }
 
 // agentsSnippet is the AGENTS.md section that `pickup init --agents` prints.
@@ -153,9 +207,12 @@ func (r *run) hookCommand() *ucli.Command {
 			"holds, in one commit in commit mode, or keeps it when the board's config.yaml says\n" +
 			"keep_on_session_end: true. --need N: the installer needs hook protocol N (this pickup\n" +
 			"has " + strconv.Itoa(claude.Protocol) + "); if higher, the hook says to upgrade pickup.\n" +
+			"--agent codex|gemini: the hook runs for Codex CLI or Gemini CLI (pickup init --codex,\n" +
+			"--gemini): their input and tool names, output as JSON (see `pickup help agents`).\n" +
 			"A hook never fails the Claude Code session: errors go to stderr and it exits 0.",
 		Flags: []ucli.Flag{
 			&ucli.IntFlag{Name: "need", Usage: "the hook protocol the installer (the plugin) needs"},
+			&ucli.StringFlag{Name: "agent", Value: "claude", Usage: "the agent that runs the hook: claude, codex or gemini (its input, output and tool names)"},
 			&ucli.BoolFlag{Name: "detach", Usage: "session-end: do the release in a process of its own session, waiting for it at most 1 s (Claude Code cancels a plugin's SessionEnd hook after 1.5 s)"},
 		},
 		Action: func(c *ucli.Context) error {
@@ -163,9 +220,14 @@ func (r *run) hookCommand() *ucli.Command {
 			if c.NArg() != 1 {
 				event = "?"
 			}
+			a, err := claude.AgentNamed(c.String("agent"))
+			if err != nil {
+				fmt.Fprintf(r.env.Stderr, "pickup: hook %s: %s\n", sanitize(event), sanitize(err.Error()))
+				return nil
+			}
 			if event == "session-end" {
 				if c.Bool("detach") {
-					r.detachSessionEnd(c.Int("need"))
+					r.detachSessionEnd(a, c.Int("need"))
 					return nil
 				}
 				// A release cut short would leave claims to be reaped
@@ -175,7 +237,7 @@ func (r *run) hookCommand() *ucli.Command {
 				// whoever read it (see detachSessionEnd).
 				signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 			}
-			if err := r.hook(event, c.Int("need"), r.env.Stdin); err != nil {
+			if err := r.hook(event, a, c.Int("need"), r.env.Stdin); err != nil {
 				fmt.Fprintf(r.env.Stderr, "pickup: hook %s: %s\n", sanitize(event), sanitize(err.Error()))
 			}
 			return nil
@@ -184,9 +246,10 @@ func (r *run) hookCommand() *ucli.Command {
 }
 
 // hook runs one hook event with the JSON input on stdin; need is --need.
-func (r *run) hook(event string, need int, stdin io.Reader) error {
+func (r *run) hook(event string, a *claude.Agent, need int, stdin io.Reader) error {
 	h := r.claudeHooks()
 	h.Need = need
+	h.Agent = a
 	return h.Run(event, stdin)
 }
 
@@ -258,7 +321,7 @@ func (r *run) claudeOwner() (string, bool) {
 // the owner's id was started by that session, inside its sandbox or not. A
 // record whose process provably exited is not used.
 func (r *run) claudeSessionProcess(owner string) (proc.Process, bool) {
-	if owner == "" || (owner != r.env.Getenv("CLAUDE_CODE_SESSION_ID") && owner != r.env.Getenv("CLAUDE_SESSION_ID")) {
+	if owner == "" || (owner != r.env.Getenv("CLAUDE_CODE_SESSION_ID") && owner != r.env.Getenv("CLAUDE_SESSION_ID") && owner != r.env.Getenv("CODEX_THREAD_ID")) {
 		return proc.Process{}, false
 	}
 	dir, err := r.boardDir()

@@ -51,6 +51,8 @@ func commandTable() []commandSpec {
 		{[]string{"reap"}, (*run).reapCommand},
 		{[]string{"status"}, (*run).statusCommand},
 		{[]string{"board"}, (*run).boardCommand},
+		{[]string{"mcp"}, (*run).mcpCommand},
+		{[]string{"serve"}, (*run).serveCommand},
 		{[]string{"lock"}, (*run).lockCommand},
 		{[]string{"doctor"}, (*run).doctorCommand},
 		{[]string{"log"}, (*run).logCommand},
@@ -113,7 +115,7 @@ func (r *run) initCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "init",
 		Usage:     "create the board (todo/, doing/, done/) if it is not there yet",
-		UsageText: "pickup init [--dir DIR] [--claude [--uninstall] | --agents | --shared [--follow] [REMOTE]]",
+		UsageText: "pickup init [--dir DIR] [--claude|--codex|--gemini|--opencode [--uninstall] | --agents | --shared [--follow] [REMOTE]]",
 		Description: "Creates the board directories and .pickup/ (machine-local caches, leases and locks,\n" +
 			"ignored by git), and the board's .gitignore (runtime and temporary files) and\n" +
 			".gitattributes (events.log merge=union: merges of the event log never conflict);\n" +
@@ -124,8 +126,12 @@ func (r *run) initCommand() *ucli.Command {
 			"claims and keep agents from editing board files (merged into the settings there; a\n" +
 			"second run changes nothing). --claude --uninstall removes exactly what --claude added.\n" +
 			"(Or install pickup's Claude Code plugin instead: see `pickup help claude`.)\n" +
+			"--codex and --gemini do the same for Codex CLI (.codex/hooks.json) and Gemini CLI\n" +
+			"(.gemini/settings.json, and /pickup in .gemini/commands/), with the skills in\n" +
+			".agents/skills/, which opencode reads too (--opencode: the skills only); --uninstall\n" +
+			"with any of them removes what it added. See `pickup help agents`.\n" +
 			"--agents prints a section for AGENTS.md that teaches other agents the protocol.\n\n" +
-			"Examples:\n   pickup init\n   pickup init --claude\n   pickup init --agents >> AGENTS.md",
+			"Examples:\n   pickup init\n   pickup init --claude\n   pickup init --codex --gemini\n   pickup init --agents >> AGENTS.md",
 		Flags: append(initClaudeFlags(), &ucli.BoolFlag{Name: "shared", Usage: "share the board with every clone through a git remote (argument: the remote, default origin): claims are won at the remote; run again, it puts back config.yaml's shared settings and re-creates a deleted board branch from the history this clone knows"},
 			&ucli.BoolFlag{Name: "follow", Usage: "with --shared: follow what config.yaml on the board branch says now (no longer shared, another remote or branch), after a person changed it on purpose"}),
 		Action: func(c *ucli.Context) error {

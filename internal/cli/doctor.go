@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/claude"
 	"github.com/pickup-dev/pickup/sessions"
 
 	ucli "github.com/urfave/cli/v2"
@@ -28,7 +29,8 @@ func (r *run) doctorCommand() *ucli.Command {
 			"sessions whose history in events.log ends somewhere else than where they are (a move\n" +
 			"whose line a crash or a full disk lost); lines of events.log that are not events (torn\n" +
 			"part-way, or edited by hand); links (and pipes) where the board keeps its own files, which\n" +
-			"every other command refuses. While such a link is there, --fix fixes nothing; while the\n" +
+			"every other command refuses; agent setups (pickup init --claude, --codex, --gemini) whose\n" +
+			"hooks or skills are stale or broken (run the init again). While such a link is there, --fix fixes nothing; while the\n" +
 			"git work tree is in the middle of a stopped rebase or merge, --fix exits 2.\n" +
 			"--fix keeps the copy of a duplicated session that events.log says: of two claims (two\n" +
 			"doing/ folders) the one that came first, fencing the other owner (its done exits 6);\n" +
@@ -59,13 +61,14 @@ func (r *run) doctorCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			findings = append(configFindings(b), findings...)
+			findings = append(configFindings(b), inCLITerms(findings)...)
 			findings = append(findings, r.sharedFindings(b)...)
 			dead, err := r.deadLeases(b, c.Bool("fix"))
 			if err != nil {
 				return err
 			}
 			findings = append(findings, dead...)
+			findings = append(findings, r.agentSetupFindings()...)
 			open := 0
 			for _, f := range findings {
 				if f.Fix == "" {
@@ -102,6 +105,21 @@ func (r *run) doctorCommand() *ucli.Command {
 			return nil
 		},
 	}
+}
+
+// agentSetupFindings reports the agents' setups (pickup init --claude,
+// --codex, --gemini) in the repository that are stale or broken; --fix
+// leaves them alone: init rewrites them, and only when asked.
+func (r *run) agentSetupFindings() []sessions.Finding {
+	top, err := r.claudeRepoTop()
+	if err != nil {
+		return nil
+	}
+	var out []sessions.Finding
+	for _, p := range claude.Check(top) {
+		out = append(out, sessions.Finding{Kind: "agent-setup", Path: p.Path, Message: p.Message})
+	}
+	return out
 }
 
 // exitError carries an exit code; quiet ones print nothing more (the

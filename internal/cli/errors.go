@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/pickup-dev/pickup/claim"
+	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
@@ -120,6 +121,8 @@ func (r *run) hint(err error) string {
 	id := ""
 	if ce != nil {
 		id = ce.ID
+	} else if rf := (*arbiterapi.Refusal)(nil); errors.As(err, &rf) {
+		id = rf.ID // a new session that the arbiter refused (sessions.Create)
 	}
 	// Errors that know what to do say it themselves (git: a stale
 	// index.lock, a failed sync, an uncommitted transition).

@@ -18,6 +18,7 @@ import (
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/leasebook"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
@@ -27,13 +28,6 @@ import (
 // push (permissions, a protected branch, a hook); nothing moved.
 const ExitRemote = 8
 
-// sharedFresh is how recent a fetch of another process of the clone
-// spares a claim or a transition its own. Well under a second: next to a
-// stale period of minutes a peer's heartbeat is never judged on an old
-// view, and a session made elsewhere that second is left for the next
-// claim.
-const sharedFresh = time.Second
-
 // gitKind is a board shared through a git remote's board branch.
 type gitKind struct{}
 
@@ -42,9 +36,7 @@ type gitArbiter struct {
 	sb  *shared.Board
 	b   *sessions.Board
 	cfg sessions.Config
-	// fetch is shared_fetch: how often a wait fetches.
-	fetch time.Duration
-	mu    sync.Mutex
+	mu  sync.Mutex
 	// skipped: ready trusted another process's fetch (see answerAgain).
 	skipped bool
 }
@@ -54,11 +46,7 @@ func (gitKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg s
 	if err != nil {
 		return nil, refuse(err, "a shared board (shared: in config.yaml) must be in a clone of the repository whose remote holds it")
 	}
-	fetch := shared.DefaultFetch
-	if cfg.SharedFetch > 0 {
-		fetch = cfg.SharedFetch
-	}
-	return &gitArbiter{sb: sb, b: b, cfg: cfg, fetch: fetch}, nil
+	return &gitArbiter{sb: sb, b: b, cfg: cfg}, nil
 }
 
 func (gitKind) viewsFresh() bool { return false }
@@ -69,12 +57,12 @@ func (gitKind) beatDue(dir, owner string, every time.Duration, now time.Time) bo
 
 // ready checks that config.yaml is what the clone joined and fetches
 // (one fetch; a claim or a transition trusts one that another process of
-// the clone made within sharedFresh).
+// the clone made within shared.Fresh).
 func (a *gitArbiter) ready(ctx context.Context, trustRecent bool) error {
 	if err := a.sb.CheckIdentity(ctx, a.cfg, configPath(a.b)); err != nil {
 		return identityRefusal(a.b, err)
 	}
-	if trustRecent && a.sb.FetchedWithin(sharedFresh) {
+	if trustRecent && a.sb.FetchedWithin(shared.Fresh) {
 		// A claim or a transition needs no fetch to be right: the push is
 		// the compare-and-swap, and a refused one fetches. Another process
 		// of this clone fetched a moment ago, so the board here is at most
@@ -118,28 +106,9 @@ func (a *gitArbiter) heartbeat(ctx context.Context, owner string, every time.Dur
 	return err
 }
 
-// watch fetches every shared_fetch (default 10 s) until ctx ends:
-// applying the fetch writes sessions made or released in other clones
-// into todo/.
+// watch: see shared.Arbiter.Watch (a fetch every shared_fetch).
 func (a *gitArbiter) watch(ctx context.Context, warn func(error)) func() {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(a.fetch)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if _, err := a.sb.Refresh(ctx); err != nil && ctx.Err() == nil {
-					warn(err)
-				}
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return shared.NewArbiter(a.sb, a.cfg).Watch(ctx, warn)
 }
 
 // sync: every transition is on the remote already, so it only checks
@@ -189,6 +158,7 @@ func (m *sharedMode) open(ctx context.Context, b *sessions.Board, remote, branch
 	if err != nil {
 		return nil, err
 	}
+	sb.Leases = leasebook.Of(b)
 	if m.proxy != nil {
 		sb.Repo.Proxy = m.proxy()
 	}

@@ -14,7 +14,8 @@ import (
 // urfave/cli's own help should answer: no name (pickup's help), or a
 // command's name (that command's help). Commands come first: `pickup help
 // lock` is the lock command's help, `pickup help locks` the topic; no
-// topic is named like a command (TestTopicNamesAreNotCommands).
+// topic is named like a command (TestTopicNamesAreNotCommands), but for
+// mcp, whose topic is the command's manual.
 func (r *run) helpTopic(global []ucli.Flag, args []string) (int, bool) {
 	if c := commandArg(global, args); c != "help" && c != "h" {
 		return 0, false
@@ -42,7 +43,7 @@ func (r *run) helpTopic(global []ucli.Flag, args []string) (int, bool) {
 		name = a
 		break
 	}
-	if name == "" || isCommand(name) {
+	if name == "" || (isCommand(name) && name != mcpHasTopic) {
 		return 0, false
 	}
 	if name == "topics" {

@@ -2,11 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
-	"github.com/pickup-dev/pickup/internal/proc"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -15,7 +14,9 @@ import (
 const leaseRefresh = time.Minute
 
 func (r *run) leases(b *sessions.Board) *claim.Leases {
-	return &claim.Leases{Board: b, Proc: r.procEnv(), Now: r.env.Now}
+	l := &claim.Leases{Board: b, Now: r.env.Now}
+	claimhook.UseSystem(l, r.procEnv())
+	return l
 }
 
 // register makes the owner's processes part of its lease before it claims.
@@ -26,7 +27,7 @@ func (r *run) register(c *claim.Client) error {
 	if err != nil {
 		return err
 	}
-	taken, err := r.leases(c.Board).Ensure(c.Owner, leaseRefresh, claim.ReapOptions{}, holders...)
+	taken, err := r.leases(c.Board).Ensure(c.Owner, leaseRefresh, claim.ReapOptions{}, claimHolders(holders)...)
 	r.reportTakenUp(c.Owner, taken)
 	if err == nil && r.shared.arbiter() != nil {
 		// In a detached process: the claim does not wait for a push of
@@ -72,7 +73,7 @@ func (r *run) heartbeatCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			lease, err := r.leases(cl.Board).Heartbeat(cl.Owner, holders...)
+			lease, err := r.leases(cl.Board).Heartbeat(cl.Owner, claimHolders(holders)...)
 			if err != nil {
 				return err
 			}
@@ -187,11 +188,14 @@ type ownerStatus struct {
 	Heartbeat string           `json:"heartbeat_age,omitempty"`
 	PID       int              `json:"pid,omitempty"`
 	Host      string           `json:"host,omitempty"`
-	Holders   []proc.Process   `json:"holders,omitempty"`
+	Holders   []claim.Holder   `json:"holders,omitempty"`
 	// Elsewhere: an owner of another machine of a PostgreSQL board (Host
 	// is then its heartbeat's machine), its last heartbeat in the
 	// database DBHeartbeat ago (pgstatus.go).
-	Elsewhere   bool     `json:"elsewhere,omitempty"`
+	Elsewhere bool `json:"elsewhere,omitempty"`
+	// ThisMachine: an owner of a PostgreSQL board that works in another
+	// board of this machine (its lease is known through the database).
+	ThisMachine bool     `json:"this_machine,omitempty"`
 	DBHeartbeat string   `json:"db_heartbeat_age,omitempty"`
 	Sessions    []string `json:"sessions"`
 }
@@ -265,12 +269,13 @@ func (r *run) statusCommand() *ucli.Command {
 					r.printf(", lease %s old, heartbeat %s ago", st.LeaseAge, st.Heartbeat)
 				}
 				r.printf("\n")
-				if len(st.Holders) > 0 {
-					var names []string
-					for _, h := range st.Holders {
-						names = append(names, h.String())
+				// Each process that holds the owner, and why it was taken.
+				for _, h := range st.Holders {
+					line := h.String()
+					if h.Why != "" {
+						line += ": " + h.Why
 					}
-					r.printf("  processes: %s\n", sanitize(strings.Join(names, ", ")))
+					r.printf("  held by %s\n", sanitize(line))
 				}
 				r.printPGOwner(st)
 				for _, id := range st.Sessions {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/testbound"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -105,6 +106,7 @@ func startToFiles(t *testing.T, cmd *exec.Cmd) (stderr func() string) {
 // killed by signal N).
 func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) int {
 	t.Helper()
+	d = max(d, testbound.Idle) // only catches a hang (see eventually)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/proc"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -99,7 +100,7 @@ func (r *run) locks() (*claim.Locks, string, error) {
 		return nil, "", err
 	}
 	l := claim.BoardLocks(b)
-	l.Proc = proc.Env{Hostname: r.env.Hostname}
+	claimhook.UseSystem(l, proc.Env{Hostname: r.env.Hostname})
 	if err := r.arbitrateLocks(b, l); err != nil {
 		return nil, "", err
 	}
@@ -191,8 +192,9 @@ func (r *run) lockAcquireCommand() *ucli.Command {
 			}
 			ctx, stop := interruptible(wait)
 			defer stop()
+			claimhook.HoldLocksFor(locks, p) // the lock lives as long as the agent, not this command
 			info, err := takeLock(ctx, locks, key, wait, nil,
-				claim.WithLockOwner(owner), claim.WithLockProcess(p), claim.WithLockTTL(ttl))
+				claim.WithLockOwner(owner), claim.WithLockTTL(ttl))
 			if err != nil {
 				return lockFail(err, key, owner, p)
 			}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/testbound"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -185,9 +186,12 @@ type bgCmd struct {
 	done           chan struct{}
 }
 
-// wait waits up to d for the command and returns its exit code.
+// wait waits for the command and returns its exit code. d is what the
+// step may take on a quiet machine; the bound, which only catches a hang,
+// is never below testbound.Idle (a busy machine is many times slower).
 func (bg *bgCmd) wait(t *testing.T, d time.Duration) int {
 	t.Helper()
+	d = max(d, testbound.Idle)
 	select {
 	case <-bg.done:
 	case <-time.After(d):
@@ -196,9 +200,12 @@ func (bg *bgCmd) wait(t *testing.T, d time.Duration) int {
 	return exitCodeOf(bg.err)
 }
 
-// eventually polls cond every 10 ms for up to d.
+// eventually polls cond every 10 ms until it holds. d is what the step may
+// take on a quiet machine; the bound, which only catches a hang, is never
+// below testbound.Idle (a busy machine is many times slower).
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	d = max(d, testbound.Idle)
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {

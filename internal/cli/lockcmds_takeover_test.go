@@ -90,6 +90,11 @@ func testLockStaleRace(t *testing.T, bin string) {
 	}
 }
 
+// deadHolderBound: a lock whose holder died is taken over at once, not
+// after its TTL (an hour here); a minute tells the two apart on a machine
+// however slow or busy, which a bound of seconds did not.
+const deadHolderBound = time.Minute
+
 // testLockKilledHolder: a holder killed with SIGKILL frees its lock at
 // once, whatever its TTL: a `lock run` (whose command dies with it, on
 // Linux), and a `lock acquire` whose owner process is killed.
@@ -116,8 +121,8 @@ func testLockKilledHolder(t *testing.T, bin string) {
 		t.Fatalf("the killed lock run exited %d", code)
 	}
 	r := lb.want(0, "lock", "acquire", "k", "--owner", "next")
-	if r.took > 2*time.Second {
-		t.Errorf("taking over the dead lock took %s", r.took)
+	if r.took > deadHolderBound {
+		t.Errorf("taking over the dead lock took %s (its TTL is an hour: it waited for the lease)", r.took)
 	}
 	if runtime.GOOS == "linux" {
 		pid := readPID(t, cmdPID)
@@ -135,8 +140,8 @@ func testLockKilledHolder(t *testing.T, bin string) {
 	_ = sleeper.Process.Kill()
 	_ = sleeper.Wait()
 	r = lb.want(0, "lock", "acquire", "k2", "--owner", "next")
-	if r.took > 2*time.Second {
-		t.Errorf("taking over the dead lock took %s", r.took)
+	if r.took > deadHolderBound {
+		t.Errorf("taking over the dead lock took %s (its TTL is an hour: it waited for the lease)", r.took)
 	}
 	if info, _ := lb.heldBy("k2"); info.Owner != "next" {
 		t.Errorf("k2 is held by %q, want next", info.Owner)
@@ -241,9 +246,8 @@ func testLockRunSignals(t *testing.T, bin string) {
 		if code := run.wait(t, 15*time.Second); code != 42 {
 			t.Errorf("%s: lock run exited %d, want the command's 42\nstderr:\n%s", sig, code, run.stderr.String())
 		}
-		if d := time.Since(t0); d > 10*time.Second {
-			t.Errorf("%s: the command took %s to stop", sig, d)
-		}
+		// (42, not a kill's 137: the trap ran within the 20 s grace.)
+		t.Logf("%s: the command stopped %s after the signal", sig, time.Since(t0).Round(time.Millisecond))
 		if _, held := lb.heldBy("sig"); held {
 			t.Errorf("%s: the lock is still held", sig)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/proc"
 	ucli "github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -152,15 +153,16 @@ func (lr *lockRunner) acquire(ctx context.Context, supersede bool) (claim.LockIn
 			if !lr.isLockRun(h) {
 				return false, nil
 			}
-			if newer(h.Process, lr.self) {
+			if newer(proc.Process(h.Process), lr.self) {
 				return false, &lockError{fmt.Sprintf("lock %s is held by a newer `pickup lock run`, %s; this older run is superseded and did not run",
 					lockName(lr.key), h.Holder()), &claim.LockHeldError{Key: lr.key, Holder: h}}
 			}
 			return true, lr.stop(ctx, h)
 		}
 	}
+	claimhook.HoldLocksFor(lr.locks, lr.self)
 	return takeLock(ctx, lr.locks, lr.key, lr.wait, onHeld,
-		claim.WithLockOwner(lr.owner), claim.WithLockProcess(lr.self), claim.WithLockTTL(lr.ttl), claim.WithLockRun())
+		claim.WithLockOwner(lr.owner), claim.WithLockTTL(lr.ttl), claim.WithLockRun())
 }
 
 // isLockRun reports whether h is held by a running `pickup lock run` on
@@ -168,7 +170,7 @@ func (lr *lockRunner) acquire(ctx context.Context, supersede bool) (claim.LockIn
 // `pickup lock acquire` names the agent's process, which must never get a
 // signal from pickup).
 func (lr *lockRunner) isLockRun(h claim.LockInfo) bool {
-	p := h.Process
+	p := proc.Process(h.Process)
 	if h.Corrupt || p.PID <= 0 || p.PID == lr.self.PID || p.Host != lr.self.Host {
 		return false
 	}
@@ -227,13 +229,13 @@ func (lr *lockRunner) stop(ctx context.Context, h claim.LockInfo) error {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("supersede lock %s: stop pid %d: %w", lockName(lr.key), pid, err)
 	}
-	if lr.awaitExit(ctx, h.Process, lr.grace+time.Second) {
+	if lr.awaitExit(ctx, proc.Process(h.Process), lr.grace+time.Second) {
 		return nil
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("supersede lock %s: kill pid %d: %w", lockName(lr.key), pid, err)
 	}
-	if lr.awaitExit(ctx, h.Process, lockKillWait) {
+	if lr.awaitExit(ctx, proc.Process(h.Process), lockKillWait) {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {

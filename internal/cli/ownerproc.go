@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/proc"
 )
 
@@ -13,18 +14,24 @@ import (
 
 // explicitPID is --pid, else $PICKUP_PID, else 0.
 func (r *run) explicitPID() (int, error) {
+	pid, _, err := r.explicitPIDWhy()
+	return pid, err
+}
+
+// explicitPIDWhy is explicitPID with where it came from (a proc.Why value).
+func (r *run) explicitPIDWhy() (int, string, error) {
 	if r.pid != 0 {
-		return r.pid, nil
+		return r.pid, proc.WhyFlagPID, nil
 	}
 	v := r.env.Getenv("PICKUP_PID")
 	if v == "" {
-		return 0, nil
+		return 0, "", nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
-		return 0, usageError("$PICKUP_PID=%q is not a process id", v)
+		return 0, "", usageError("$PICKUP_PID=%q is not a process id", v)
 	}
-	return n, nil
+	return n, proc.WhyEnvPID, nil
 }
 
 // ownerHolders are the processes whose life the owner's lease follows:
@@ -37,7 +44,7 @@ func (r *run) explicitPID() (int, error) {
 // by heartbeats.
 func (r *run) ownerHolders(owner string) ([]proc.Process, error) {
 	env := r.procEnv()
-	pid, err := r.explicitPID()
+	pid, why, err := r.explicitPIDWhy()
 	if err != nil {
 		return nil, err
 	}
@@ -46,9 +53,11 @@ func (r *run) ownerHolders(owner string) ([]proc.Process, error) {
 		if err != nil {
 			return nil, fmt.Errorf("owner process: %w (pass --pid of a running process)", err)
 		}
+		p.Why = why
 		return []proc.Process{p}, nil
 	}
 	if p, ok := r.claudeSessionProcess(owner); ok {
+		p.Why = "the Claude Code session (its SessionStart hook recorded it)"
 		return []proc.Process{p}, nil
 	}
 	return env.Invokers(), nil
@@ -67,8 +76,9 @@ func (r *run) procEnv() proc.Env {
 
 // invokerProcess is the one process a lock or a Claude Code hook is tied
 // to: the process --pid or $PICKUP_PID names, else the first process above
-// pickup that does work of its own (an agent, a program, a terminal), past
-// every shell and wrapper in between.
+// pickup that does work of its own (an agent, a program), or the outermost
+// shell of the job that ran pickup, or the interactive shell pickup was
+// typed at, past every shell and wrapper in between.
 func (r *run) invokerProcess() (proc.Process, error) {
 	env := r.procEnv()
 	pid, err := r.explicitPID()
@@ -87,4 +97,13 @@ func (r *run) invokerProcess() (proc.Process, error) {
 		return proc.Process{}, fmt.Errorf("owner process: cannot tell which process ran pickup (no usable /proc, or its parent has exited); pass --pid of the process that works for this owner")
 	}
 	return chain[len(chain)-1], nil
+}
+
+// claimHolders is ps as the claim package's holders.
+func claimHolders(ps []proc.Process) []claim.Holder {
+	hs := make([]claim.Holder, len(ps))
+	for i, p := range ps {
+		hs[i] = claim.Holder(p)
+	}
+	return hs
 }

@@ -7,31 +7,14 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"sync"
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/leasebook"
 	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
-
-// pgWaitMax is how long next --wait blocks in the database for a
-// NOTIFY before it reads the board anyway (the fallback poll), and
-// pgPollEvery how often it reads it when it cannot listen.
-const (
-	pgWaitMax   = time.Second
-	pgPollEvery = 250 * time.Millisecond
-)
-
-// pgFallback is the fallback poll's period: $PICKUP_PG_POLL (a duration),
-// else pgWaitMax.
-func pgFallback() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("PICKUP_PG_POLL")); err == nil && d > 0 {
-		return d
-	}
-	return pgWaitMax
-}
 
 // pgKind is a board whose ownership a PostgreSQL database decides.
 type pgKind struct{}
@@ -40,11 +23,16 @@ type pgKind struct{}
 type pgArbiter struct{ pg *pgboard.Board }
 
 // open starts the helper, connects and makes the database b's arbiter.
-func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error) {
-	pg, err := pgboard.OpenWith(ctx, b, cfg.Shared, pgOptions(&cfg, b.Dir)) // pghistory.go
+func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (_ arbiter, err error) {
+	opts := pgOptions(&cfg, b.Dir) // pghistory.go
+	if opts.NetworkTimeout, err = m.netTimeout(); err != nil {
+		return nil, err
+	}
+	pg, err := pgboard.OpenWith(ctx, b, cfg.Shared, opts)
 	if err != nil {
 		return nil, err
 	}
+	pg.Leases = leasebook.Of(b)
 	if m.hostname != nil {
 		pg.Host, _ = m.hostname() // named with its heartbeats
 	}
@@ -115,68 +103,16 @@ func (a *pgArbiter) sync(ctx context.Context, r *run) error {
 	return nil
 }
 
-// watch reads the database whenever a session arrives in todo on any
-// board (LISTEN/NOTIFY, through a waiter of its own), and at least every
-// pgWaitMax, until ctx ends, so that next --wait wakes for sessions made
-// or released elsewhere: Refresh writes them into todo/, which the wait
-// watches. It returns a function that stops it.
+// watch: see pgboard.Arbiter.Watch (LISTEN/NOTIFY, and a fallback poll).
 func (a *pgArbiter) watch(ctx context.Context, warn func(error)) func() {
-	pg := a.pg
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	var mu sync.Mutex
-	var w *pgboard.Waiter
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			mu.Lock()
-			d := pgFallback()
-			if w == nil {
-				w, _ = pg.NewWaiter() // nil: poll instead
-				// A new waiter LISTENs and returns at once, and the
-				// board is read after: a session that arrived before
-				// the LISTEN is not missed.
-				d = 0
-			}
-			cur := w
-			mu.Unlock()
-			if cur == nil || cur.Wait(d) != nil {
-				if cur != nil {
-					mu.Lock()
-					w = nil
-					mu.Unlock()
-					cur.Close()
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(pgPollEvery):
-				}
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			if _, err := pg.Refresh(ctx); err != nil && ctx.Err() == nil {
-				warn(err)
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		mu.Lock()
-		if w != nil {
-			w.Close() // a Wait under way returns at once
-		}
-		mu.Unlock()
-		<-done
-	}
+	return pgboard.Arbiter{PG: a.pg}.Watch(ctx, warn)
 }
 
 // initBoard is `pickup init --shared postgres://…`: it connects (creating
 // or migrating the schema), records the URL without its password in
 // config.yaml, and puts the board's sessions into the database.
 func (pgKind) initBoard(r *run, _ *ucli.Context, url string) error {
-	redacted, hadPassword := pgboard.Redact(url)
+	redacted, hadPassword := dburl.Redact(url)
 	dir, err := r.boardDir()
 	if err != nil {
 		return err
@@ -194,10 +130,11 @@ func (pgKind) initBoard(r *run, _ *ucli.Context, url string) error {
 	}
 	r.noSync = r.noSync || b.NoSync
 	ctx := context.Background()
-	pg, err := pgboard.Open(ctx, b, url)
+	pg, err := r.pgOpen(ctx, b, url, cfg)
 	if err != nil {
 		return err
 	}
+	pg.Leases = leasebook.Of(b)
 	defer pg.Close()
 	b.Arbiter = nil // joining is not a transition
 	if cfg.Shared == "" {

@@ -9,6 +9,21 @@ import (
 	"github.com/pickup-dev/pickup/sessions"
 )
 
+// pgOpen opens b's database at url as a command's arbiter does, bounded
+// by the network deadline ($PICKUP_NETWORK_TIMEOUT, else config.yaml's
+// network_timeout): for the commands that open it themselves (doctor,
+// init --shared, history).
+func (r *run) pgOpen(ctx context.Context, b *sessions.Board, url string, cfg sessions.Config) (*pgboard.Board, error) {
+	timeout, err := r.shared.netTimeout()
+	if err != nil {
+		return nil, err
+	}
+	if timeout == 0 {
+		timeout = cfg.NetworkTimeout
+	}
+	return pgboard.OpenWith(ctx, b, url, pgboard.Options{NetworkTimeout: timeout})
+}
+
 // pgFindings is what pickup doctor checks on a PostgreSQL board (its
 // kind's findings): that the helper every command needs is installed
 // where pickup looks for it, and that the database answers (connecting,
@@ -26,7 +41,7 @@ func (r *run) pgFindings(b *sessions.Board, cfg sessions.Config) []sessions.Find
 	// Open sets the board's arbiter and id suffix: doctor keeps its own.
 	arbiter, suffix := b.Arbiter, b.IDSuffix
 	defer func() { b.Arbiter, b.IDSuffix = arbiter, suffix }()
-	pg, err := pgboard.Open(context.Background(), b, cfg.Shared)
+	pg, err := r.pgOpen(context.Background(), b, cfg.Shared, cfg)
 	if err != nil {
 		return finding(fmt.Sprintf("the database does not answer: %v; %s", err, hintOf(err)))
 	}

@@ -18,8 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/arbiter/location"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/leasebook"
 	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
@@ -118,7 +120,7 @@ func (r *run) pgHistoryCommand() *ucli.Command {
 				return err
 			}
 			cfg := r.shared.config()
-			if cfg == nil || !pgboard.IsURL(cfg.Shared) {
+			if cfg == nil || !location.IsDatabase(cfg.Shared) {
 				return nil
 			}
 			every, on := historyOn(cfg)
@@ -149,9 +151,10 @@ func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait 
 	}
 	pg := r.shared.pgBoard()
 	if pg == nil {
-		if pg, err = pgboard.Open(ctx, b, cfg.Shared); err != nil {
+		if pg, err = r.pgOpen(ctx, b, cfg.Shared, *cfg); err != nil {
 			return pgboard.FlushResult{}, err
 		}
+		pg.Leases = leasebook.Of(b)
 		defer pg.Close()
 		b.Arbiter = nil
 	}

@@ -28,7 +28,9 @@ type lockHolder interface {
 
 func (pgKind) holdsLocks() {}
 
-func (a *pgArbiter) lockArbiter(now func() time.Time) claim.LockArbiter { return a.pg.Locks(now) }
+func (a *pgArbiter) lockArbiter(now func() time.Time) claim.LockArbiter {
+	return pgLocks{a.pg.Locks(now)}
+}
 
 // arbitrateLocks makes the board's arbiter the arbiter of l where it
 // holds locks (a PostgreSQL database); other boards keep their locks on
@@ -57,7 +59,7 @@ func (r *run) arbitrateLocks(b *sessions.Board, l *claim.Locks) error {
 // is no longer h's live one; it fails at the timeout or when ctx ends.
 func awaitArbitrated(ctx context.Context, locks *claim.Locks, key string, h claim.LockInfo, wait time.Duration, expired <-chan time.Time) error {
 	var w *pgboard.Waiter
-	if a, ok := locks.Arbiter.(*pgboard.LockArbiter); ok {
+	if a, ok := locks.Arbiter.(pgLocks); ok {
 		if w, _ = a.NewWaiter(); w != nil {
 			defer w.Close()
 			_ = w.Wait(0) // LISTEN before the lock is read again
@@ -115,7 +117,7 @@ func (lr *lockRunner) beatEvery() time.Duration {
 // run that took the lock after this one started is newer: this one gives
 // up, as on one machine. handled false: h is not such a holder.
 func (lr *lockRunner) supersedeElsewhere(ctx context.Context, h claim.LockInfo) (handled, again bool, err error) {
-	a, ok := lr.locks.Arbiter.(*pgboard.LockArbiter)
+	a, ok := lr.locks.Arbiter.(pgLocks)
 	if !ok || h.Path != "" || !h.Run || h.Process.Host == lr.self.Host {
 		return false, false, nil
 	}

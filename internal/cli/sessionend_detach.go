@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/claude"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -32,7 +33,7 @@ const detachWait = time.Second
 // on, in its own session, and what it prints goes where it can (it
 // ignores SIGPIPE). The owner's process, which the lease follows, is found
 // here and passed on with --pid: the release's own parent is this process.
-func (r *run) detachSessionEnd(need int) {
+func (r *run) detachSessionEnd(a *claude.Agent, need int) {
 	fail := func(err error) {
 		fmt.Fprintf(r.env.Stderr, "pickup: hook session-end: %s\n", sanitize(err.Error()))
 	}
@@ -44,7 +45,7 @@ func (r *run) detachSessionEnd(need int) {
 	if !r.sessionEndUsesGit(input) {
 		// Renames only, a few milliseconds: done here, in one process.
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
-		if err := r.hook("session-end", need, bytes.NewReader(input)); err != nil {
+		if err := r.hook("session-end", a, need, bytes.NewReader(input)); err != nil {
 			fail(err)
 		}
 		return

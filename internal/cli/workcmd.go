@@ -256,9 +256,11 @@ func (r *run) work(c *ucli.Context, tf *tagFlags) error {
 	// doing/<owner>/: they go back to todo/ first, counted as attempts.
 	leases := r.leases(cl.Board)
 	self := r.procEnv().Self()
+	self.Why = "pickup work itself"
 	holders := []proc.Process{self}
 	if pid := ll.PID(); pid != 0 {
 		if w, err := r.procEnv().Lookup(pid); err == nil {
+			w.Why = "pickup work's watchdog"
 			holders = append(holders, w)
 		}
 	}
@@ -266,7 +268,7 @@ func (r *run) work(c *ucli.Context, tf *tagFlags) error {
 	if maxAttempts == 0 {
 		reapLimit.MaxAttempts = -1 // never set aside, as for failures
 	}
-	taken, err := leases.Ensure(cl.Owner, 0, reapLimit, holders...)
+	taken, err := leases.Ensure(cl.Owner, 0, reapLimit, claimHolders(holders)...)
 	r.reportTakenUp(cl.Owner, taken)
 	if err != nil {
 		return err
@@ -290,7 +292,7 @@ func (r *run) work(c *ucli.Context, tf *tagFlags) error {
 			case <-stop.Done():
 				return
 			case <-t.C:
-				_, _ = leases.Heartbeat(cl.Owner, self)
+				_, _ = leases.Heartbeat(cl.Owner, claim.Holder(self))
 				r.sharedHeartbeat(cl.Owner, false)
 			}
 		}

@@ -61,9 +61,12 @@ func TestRelayStall(t *testing.T) {
 	if code == 0 || !strings.Contains(diag.String(), relayStallMark) {
 		t.Fatalf("relay to a silent server: exit %d, said %q; want a failure naming the stall", code, diag.String())
 	}
-	if took > 5*time.Second {
+	// A relay without the bound waits for ever: a limit far above 300ms
+	// tells the two apart however busy the machine is.
+	if took > time.Minute {
 		t.Fatalf("relay gave up after %s, want about 300ms", took)
 	}
+	t.Logf("relay gave up after %s (bound 300ms)", took.Round(time.Millisecond))
 }
 
 // TestRemoteCommandDeadline: a fetch from a git:// remote that accepts the
@@ -111,9 +114,12 @@ func TestRemoteCommandDeadline(t *testing.T) {
 			if te.Stalled != tc.stalled {
 				t.Fatalf("stalled = %v, want %v (%v)", te.Stalled, tc.stalled, err)
 			}
-			if took > 1*time.Second+killGrace+2*time.Second {
+			// A fetch without the deadline waits for ever: a limit far
+			// above 1s tells the two apart however busy the machine is.
+			if took > 1*time.Second+killGrace+time.Minute {
 				t.Fatalf("fetch gave up after %s, want about 1s", took)
 			}
+			t.Logf("fetch gave up after %s (deadline 1s)", took.Round(time.Millisecond))
 			var ge *Error
 			if !errors.As(err, &ge) || !strings.Contains(ge.Summary(), "network_timeout") {
 				t.Fatalf("summary %q does not say which setting gave up", ge.Summary())

@@ -62,21 +62,24 @@ func subcommand(args []string) string {
 	return ""
 }
 
-// The relay runs before main when git started this executable as its
-// proxy: no flag parsing, no board, nothing but the copy.
-func init() {
-	if len(os.Args) != 3 || os.Getenv(ProxyEnv) != "1" {
-		return
+// RunProxy relays when git started this executable as its core.gitProxy
+// (args, a process's os.Args, are the executable, a host and a port, and
+// getenv says ProxyEnv=1): no flag parsing, no board, nothing but the copy.
+// It returns the relay's exit code with ok true, or ok false when this
+// process is not a proxy. See internal/roles.
+func RunProxy(args []string, getenv func(string) string) (code int, ok bool) {
+	if len(args) != 3 || getenv(ProxyEnv) != "1" {
+		return 0, false
 	}
-	port, err := strconv.ParseUint(os.Args[2], 10, 16)
+	port, err := strconv.ParseUint(args[2], 10, 16)
 	if err != nil {
-		return
+		return 0, false
 	}
 	var stall time.Duration
-	if ms, err := strconv.ParseInt(os.Getenv(StallEnv), 10, 64); err == nil && ms > 0 {
+	if ms, err := strconv.ParseInt(getenv(StallEnv), 10, 64); err == nil && ms > 0 {
 		stall = time.Duration(ms) * time.Millisecond
 	}
-	os.Exit(relay(os.Args[1], int(port), stall, os.Stdin, os.Stdout, os.Stderr))
+	return relay(args[1], int(port), stall, os.Stdin, os.Stdout, os.Stderr), true
 }
 
 // relayStallMark is in the line the relay writes when it gives up a

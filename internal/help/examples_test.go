@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/testbin"
+	"github.com/pickup-dev/pickup/internal/testbound"
 )
 
 // TestExamples runs every console example of README.md and of the topics
@@ -41,10 +42,13 @@ func TestExamples(t *testing.T) {
 		t.Skip("-short: starts pickup a few hundred times")
 	}
 	bin := filepath.Dir(exampleBinary.Path(t, t.TempDir()))
-	// pickup board hands over to pickup-board, found beside pickup.
-	if out, err := exec.Command("go", "build", "-race=false", "-o", filepath.Join(bin, "pickup-board"),
-		"github.com/pickup-dev/pickup/internal/cmd/pickup-board").CombinedOutput(); err != nil {
-		t.Fatalf("go build pickup-board: %v\n%s", err, out)
+	// pickup board, pickup mcp and pickup serve hand over to pickup-board,
+	// pickup-mcp and pickup-web, found beside pickup.
+	for _, prog := range []string{"pickup-board", "pickup-mcp", "pickup-web"} {
+		if out, err := exec.Command("go", "build", "-race=false", "-o", filepath.Join(bin, prog),
+			"github.com/pickup-dev/pickup/internal/cmd/"+prog).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", prog, err, out)
+		}
 	}
 	docs := map[string]string{"README.md": readFile(t, "../../README.md")}
 	for _, tp := range Topics() {
@@ -265,9 +269,11 @@ func (sh *exampleShell) run(t *testing.T, ex example) {
 	for _, st := range ex.steps {
 		cmd := sh.ids.commandIDs(st.cmd)
 		fmt.Fprintf(sh.in, "{\n%s\n} </dev/null\n__rc=$?; printf '\\000end of example command\\000\\n'; (exit $__rc)\n", cmd)
-		got, ok := sh.read(60 * time.Second)
+		// One command: the bound only catches a hang (room for a busy
+		// machine many times slower than a quiet one).
+		got, ok := sh.read(testbound.Idle)
 		if !ok {
-			t.Fatalf("%s:%d: $ %s\ndid not finish within 60 s; it printed:\n%s", ex.file, st.line, st.cmd, got)
+			t.Fatalf("%s:%d: $ %s\ndid not finish within %s; it printed:\n%s", ex.file, st.line, st.cmd, testbound.Idle, got)
 		}
 		gotLines := sh.ids.normalize(got, true, sh.work, sh.host)
 		wantLines := sh.ids.normalize(strings.Join(st.want, "\n"), false, "", "")

@@ -45,11 +45,11 @@
 // group and waits until the group is empty before the run counts as over:
 // a background child that a command leaves behind never outlives its run.
 //
-// A binary that links this package serves as a watchdog or a gate when its
-// first argument is Arg or ArgGate: the package's init function runs them
-// before main (or a test binary's TestMain) parses any argument, so pickup,
-// its test binaries and anything else that embeds pickup's CLI all work
-// alike.
+// A binary that starts watchdogs or gates serves as one when its first
+// argument is Arg or ArgGate: it calls RunRole (through internal/roles)
+// first thing in main, or in a test binary's TestMain, before it parses any
+// argument, so pickup, its test binaries and anything else that embeds
+// pickup's CLI all work alike. No init function takes over the process.
 //
 // # Guarantees
 //

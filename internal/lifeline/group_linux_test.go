@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/testbound"
 )
 
 func TestParseStat(t *testing.T) {
@@ -70,8 +72,12 @@ func withMarker(t *testing.T, marker string) []int {
 	return pids
 }
 
+// eventually polls cond until it holds. d is what the step takes on a
+// quiet machine; the bound, which only catches a hang, is never below
+// testbound.Idle (a busy machine is many times slower).
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	d = max(d, testbound.Idle)
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -27,7 +27,8 @@ const ArgGate = "__lifeline_gate"
 const readyTimeout = 10 * time.Second
 
 // ErrNotReady reports a watchdog that did not say it was ready: the
-// executable is not one that links this package, or it failed at once.
+// executable does not run lifeline.RunRole first (see internal/roles), or
+// it failed at once.
 var ErrNotReady = errors.New("watchdog did not start")
 
 // Lifeline is pickup's end of the watchdog. Its methods are safe for

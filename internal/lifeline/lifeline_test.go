@@ -16,6 +16,9 @@ import (
 const envPickup = "LIFELINE_TEST_PICKUP"
 
 func TestMain(m *testing.M) {
+	if code, ok := RunRole(os.Args); ok { // the watchdogs and gates the tests start
+		os.Exit(code)
+	}
 	if marker := os.Getenv(envPickup); marker != "" {
 		os.Exit(playPickup(marker))
 	}

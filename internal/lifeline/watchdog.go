@@ -12,20 +12,23 @@ import (
 	"time"
 )
 
-// init turns this process into a watchdog or a gate when it was started as
-// one, before main or a test binary's TestMain sees any argument: every
-// binary that can start them (it links this package) can then be them,
-// whatever it does with its arguments otherwise.
-func init() {
-	if len(os.Args) < 2 {
-		return
+// RunRole runs the watchdog or a gate when args (a process's os.Args) say
+// this process was started as one, and returns its exit code with ok true;
+// otherwise it does nothing and returns ok false. Every executable that can
+// start them (one whose code calls Start: pickup, and test binaries that run
+// pickup in-process) calls it first thing in main or TestMain, before it
+// looks at any argument: see internal/roles.
+func RunRole(args []string) (code int, ok bool) {
+	if len(args) < 2 {
+		return 0, false
 	}
-	switch os.Args[1] {
+	switch args[1] {
 	case Arg:
-		os.Exit(watchdog(os.Stdin, os.Stdout, os.Stderr))
+		return watchdog(os.Stdin, os.Stdout, os.Stderr), true
 	case ArgGate:
-		os.Exit(gate(os.Args[2:], os.Stderr))
+		return gate(args[2:], os.Stderr), true
 	}
+	return 0, false
 }
 
 // watchdog is the watchdog's main: it reads the group list from in until

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -35,7 +35,7 @@ func (e *LostError) Error() string {
 		where = "has it in " + e.Where
 	}
 	msg := fmt.Sprintf("%v: the database (%s) %s", e.kind, e.URL, where)
-	if errors.Is(e.kind, claim.ErrClaimLost) && e.Fence > 0 {
+	if errors.Is(e.kind, arbiter.ErrClaimLost) && e.Fence > 0 {
 		msg += fmt.Sprintf(" (fencing token %d; this claim's was %d)", e.Fence, e.Mine)
 	}
 	return msg
@@ -78,10 +78,13 @@ func (s *Board) Arbiter(e sessions.Event) error {
 	}
 	body, err := fsx.ReadRegular(e.Dst)
 	if err != nil {
-		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: fmt.Errorf("postgres board: read %s: %w", e.Dst, err)}
+		return &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: fmt.Errorf("postgres board: read %s: %w", e.Dst, err)}
 	}
 	m := &Move{ID: e.ID, Op: e.Op, FromState: fromState, FromOwner: fromOwner, ToState: toState, ToOwner: toOwner,
-		Owner: e.Owner, Host: s.Host, Reason: e.Reason, Body: body, Tx: newTx()}
+		Owner: e.Owner, Host: s.Host, Reason: e.Reason, Body: body, Tx: newTx(), Board: s.B.IDSuffix}
+	if e.Op != "reap" {
+		m.Holders = s.leaseHolders(e.Owner) // holders.go
+	}
 	res, err := s.call(e.Op+" "+e.ID, Request{Op: "move", Move: m})
 	if err != nil {
 		if uerr := s.undo(e); uerr != nil {
@@ -108,8 +111,13 @@ func (s *Board) record(e sessions.Event) error {
 }
 
 // undo moves a transition that the database did not take back where it
-// was (a new session's file is removed).
+// was (a new session's file is removed). A rewrite of a session's content
+// in place (Src == Dst: a priority change) has no old place: its writer,
+// which holds the old content, puts it back (claim.Client.SetPriority).
 func (s *Board) undo(e sessions.Event) error {
+	if e.Src != "" && e.Src == e.Dst {
+		return nil
+	}
 	if e.Src == "" {
 		if err := os.Remove(e.Dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("postgres board: could not undo %s %s: %w", e.Op, e.ID, err)
@@ -125,15 +133,15 @@ func (s *Board) undo(e sessions.Event) error {
 // lost puts the session where the database has it and returns the
 // transition's error.
 func (s *Board) lost(e sessions.Event, res Response) error {
-	le := &LostError{URL: s.URL, kind: claim.ErrSessionNotAvailable}
-	ce := &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: le, Arbiter: true}
+	le := &LostError{URL: s.URL, kind: arbiter.ErrSessionNotAvailable}
+	ce := &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: le, Lost: true}
 	switch {
 	case e.Src == "":
-		le.kind = claim.ErrConflict
+		le.kind = arbiter.ErrConflict
 	case (e.Op == "done" || e.Op == "release") && e.Owner != "":
-		le.kind = claim.ErrClaimLost
+		le.kind = arbiter.ErrClaimLost
 	case !res.Found:
-		le.kind = claim.ErrSessionNotFound
+		le.kind = arbiter.ErrSessionNotFound
 	}
 	if !res.Found || res.Row == nil {
 		// The database does not have it: keep the file where it was
@@ -183,7 +191,7 @@ func (s *Board) rowPath(r Row) string {
 
 // currentRow reads session id's row, with its content, from the database.
 func (s *Board) currentRow(id string) (*Row, error) {
-	if s.ch == nil {
+	if s.channel() == nil {
 		return nil, errors.New("postgres board: not connected")
 	}
 	res, err := s.call("read the board", Request{Op: "bodies", IDs: []string{id}})

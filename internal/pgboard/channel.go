@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"io"
 	"os"
 	"os/exec"
@@ -61,7 +62,7 @@ func FindHelper() (string, error) {
 // dial opens a channel to the database at url: to the machine's daemon,
 // else to a helper of its own.
 func dial(helper, url string) (*channel, error) {
-	redacted, _ := Redact(url)
+	redacted, _ := dburl.Redact(url)
 	c := &channel{url: redacted}
 	f, why := dialDaemon(helper, url)
 	if f != nil {
@@ -137,7 +138,7 @@ func (c *channel) call(op string, req Request) (Response, error) {
 		return Response{}, &DatabaseError{URL: c.url, Op: op, Err: c.broken}
 	}
 	if res.Kind != "" {
-		return res, &DatabaseError{URL: c.url, Op: op, Err: errors.New(res.Err), Unknown: res.Kind == KindUnknown}
+		return res, &DatabaseError{URL: c.url, Op: op, Err: errors.New(res.Err), Unknown: res.Kind == KindUnknown, transient: res.Kind == KindUnreachable}
 	}
 	return res, nil
 }

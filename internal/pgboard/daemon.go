@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,7 +101,7 @@ func dialDaemon(helper, url string) (*os.File, string) {
 	if os.Getenv("PICKUP_PG_DAEMON") == "0" {
 		return nil, ""
 	}
-	if _, hasPassword := Redact(url); hasPassword {
+	if _, hasPassword := dburl.Redact(url); hasPassword {
 		return nil, "" // never on a command line
 	}
 	slower := "each command connects to the database on its own (slower)"

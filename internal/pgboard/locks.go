@@ -3,11 +3,11 @@ package pgboard
 import (
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter"
 )
 
 // LockArbiter holds a board's named locks in the database, so that a key
-// is held once across every machine (see claim.LockArbiter): each
+// is held once across every machine (internal/cli adapts it to claim.LockArbiter): each
 // request is one statement, and time is judged on the server's clock.
 type LockArbiter struct {
 	s *Board
@@ -26,48 +26,51 @@ func (s *Board) Locks(now func() time.Time) *LockArbiter {
 	return &LockArbiter{s: s, now: now}
 }
 
-func (a *LockArbiter) info(x *LockRow) claim.LockInfo {
+func (a *LockArbiter) info(x *LockRow) arbiter.Lock {
 	if x == nil {
-		return claim.LockInfo{}
+		return arbiter.Lock{}
 	}
 	now := a.now().UTC()
 	ttl := time.Duration(x.TTLMS) * time.Millisecond
-	i := claim.LockInfo{Key: x.Key, Owner: x.Owner, Process: x.Process, Token: x.Token, TTL: ttl,
+	return arbiter.Lock{Key: x.Key, Owner: x.Owner, Process: x.Process, Token: x.Token, TTL: ttl,
 		AcquiredAt:  now.Add(-time.Duration(x.HeldMS) * time.Millisecond),
 		HeartbeatAt: now.Add(-time.Duration(x.SilentMS) * time.Millisecond),
 		Age:         time.Duration(x.HeldMS) * time.Millisecond,
-		Run:         x.Run, Superseded: x.Superseded,
-		State: claim.LockAlive}
-	if x.Stale {
-		i.State = claim.LockStale
-	}
-	return i
+		Run:         x.Run, Superseded: x.Superseded, Stale: x.Stale}
 }
 
-// AcquireLock implements claim.LockArbiter.
-func (a *LockArbiter) AcquireLock(mine claim.LockInfo, replace *claim.LockInfo) (bool, claim.LockInfo, error) {
+// AcquireLock acquires mine (replacing replace, if given and still
+// there); on false the lock is the holder's.
+func (a *LockArbiter) AcquireLock(mine arbiter.Lock, replace *arbiter.Lock) (bool, arbiter.Lock, error) {
 	req := &LockRequest{Key: mine.Key, Owner: mine.Owner, Token: mine.Token, Process: mine.Process, TTLMS: mine.TTL.Milliseconds(), Run: mine.Run}
 	if replace != nil {
 		req.Replace = replace.Token
-		req.ReplaceStale = replace.State == claim.LockStale
+		req.ReplaceStale = replace.Stale
 	}
 	res, err := a.s.call("acquire lock "+mine.Key, Request{Op: "lock", Lock: req})
 	if err != nil {
-		return false, claim.LockInfo{}, err
+		return false, arbiter.Lock{}, err
 	}
-	if res.Lost {
+	if res.Lost && (res.Lock == nil || res.Lock.Token != mine.Token) {
 		return false, a.info(res.Lock), nil
 	}
+	// Won, or won by an earlier try whose answer was lost (retry.go):
+	// the token names this acquisition.
 	return true, a.info(res.Lock), nil
 }
 
-// ReleaseLock implements claim.LockArbiter.
-func (a *LockArbiter) ReleaseLock(key, owner, token string, force bool) (claim.LockInfo, error) {
+// ReleaseLock is claim.LockArbiter's, in the arbiter's records.
+func (a *LockArbiter) ReleaseLock(key, owner, token string, force bool) (arbiter.Lock, error) {
 	res, err := a.s.call("release lock "+key, Request{Op: "unlock", Lock: &LockRequest{Key: key, Owner: owner, Token: token, Force: force}})
+	if err == nil && res.Retried && token != "" && res.Lost && res.Lock == nil {
+		// An earlier try released it and its answer was lost
+		// (retry.go): that acquisition's lock is gone either way.
+		return arbiter.Lock{Key: key, Owner: owner, Token: token}, nil
+	}
 	return a.outcome("release", key, res, err)
 }
 
-// HeartbeatLock implements claim.LockArbiter.
+// HeartbeatLock is claim.LockArbiter's, in the arbiter's records.
 func (a *LockArbiter) HeartbeatLock(key, owner string) error {
 	res, err := a.s.call("heartbeat lock "+key, Request{Op: "lockbeat", Lock: &LockRequest{Key: key, Owner: owner}})
 	_, err = a.outcome("heartbeat", key, res, err)
@@ -75,26 +78,26 @@ func (a *LockArbiter) HeartbeatLock(key, owner string) error {
 }
 
 // outcome is a release's or heartbeat's answer as claim has it.
-func (a *LockArbiter) outcome(op, key string, res Response, err error) (claim.LockInfo, error) {
+func (a *LockArbiter) outcome(op, key string, res Response, err error) (arbiter.Lock, error) {
 	switch {
 	case err != nil:
-		return claim.LockInfo{}, &claim.LockError{Op: op, Key: key, Err: err}
+		return arbiter.Lock{}, &arbiter.LockRefusal{Op: op, Key: key, Err: err}
 	case res.Lost && res.Lock == nil:
-		return claim.LockInfo{}, &claim.LockError{Op: op, Key: key, Err: claim.ErrLockNotHeld}
+		return arbiter.Lock{}, &arbiter.LockRefusal{Op: op, Key: key, Err: arbiter.ErrLockNotHeld}
 	case res.Lost:
 		h := a.info(res.Lock)
-		return claim.LockInfo{}, &claim.LockError{Op: op, Key: key, Holder: &h, Err: claim.ErrNotHolder}
+		return arbiter.Lock{}, &arbiter.LockRefusal{Op: op, Key: key, Holder: &h, Err: arbiter.ErrNotHolder}
 	}
 	return a.info(res.Lock), nil
 }
 
-// ReadLocks implements claim.LockArbiter.
-func (a *LockArbiter) ReadLocks(key string) ([]claim.LockInfo, error) {
+// ReadLocks is claim.LockArbiter's, in the arbiter's records.
+func (a *LockArbiter) ReadLocks(key string) ([]arbiter.Lock, error) {
 	res, err := a.s.call("read locks", Request{Op: "locks", Lock: &LockRequest{Key: key}})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]claim.LockInfo, 0, len(res.Locks))
+	out := make([]arbiter.Lock, 0, len(res.Locks))
 	for i := range res.Locks {
 		out = append(out, a.info(&res.Locks[i]))
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 	"golang.org/x/sys/unix"
@@ -95,6 +94,9 @@ func (s *Board) refresh(first bool) (bool, error) {
 	}
 	defer unlock()
 	s.hear(res.Beats)
+	s.mu.Lock()
+	s.hearHolders(res.Holders) // holders.go
+	s.mu.Unlock()
 	view := s.loadView()
 	// The new horizon: the state's, held back to the oldest row that
 	// is left to a local transition (shown here at an older version), so
@@ -200,7 +202,7 @@ func (s *Board) refresh(first bool) (bool, error) {
 // without the lock: one older than the view has when the answer is
 // applied only makes the answer longer.
 func (s *Board) readRequest(op string, first bool) Request {
-	req := Request{Op: op, Bodies: true}
+	req := Request{Op: op, Bodies: true, Host: s.Host}
 	if op == "open" {
 		req.URL, req.State = s.url, true
 	}
@@ -236,12 +238,14 @@ func (s *Board) fenceMoved(v seen, r Row) {
 	if !ok || st != string(sessions.Doing) || owner == "" || byOwner || (r.State == st && r.Owner == owner) {
 		return
 	}
-	leases := &claim.Leases{Board: s.B}
+	if s.Leases == nil {
+		return
+	}
 	reason := fmt.Sprintf("%s by %s in the database %s; fencing token now %d", r.LastOp, r.LastBy, s.URL, r.Fence)
 	if r.LastBy == "" || r.LastOp == "reap" {
 		reason = fmt.Sprintf("%s in the database %s; fencing token now %d", r.LastOp, s.URL, r.Fence)
 	}
-	_ = leases.FenceAs(owner, r.ID, claim.OwnerStale, reason)
+	_ = s.Leases.FenceStale(owner, r.ID, reason)
 }
 
 // Beat records owner's heartbeat in the database (the server's clock), so
@@ -251,7 +255,7 @@ func (s *Board) Beat(owner string) error {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return err
 	}
-	if _, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host}); err != nil {
+	if _, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host, Board: s.B.IDSuffix, Holders: s.leaseHolders(owner)}); err != nil {
 		return err
 	}
 	markBeat(s.B.Dir, owner)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -94,7 +94,7 @@ func TestLostAfterNewerRefresh(t *testing.T) {
 	e := claimHere(t, s, "c1-w1")                                   // A's rename, without the mirror lock
 	placeLocked(t, s, done, todo, true)                             // B's Refresh, which saw the file in todo/
 	err := s.lost(e, Response{Lost: true, Found: true, Row: &c0w2}) // A's answer
-	if !errors.Is(err, claim.ErrSessionNotAvailable) {
+	if !errors.Is(err, arbiter.ErrSessionNotAvailable) {
 		t.Fatalf("lost: %v, want ErrSessionNotAvailable", err)
 	}
 	got := places(t, s, raceID)

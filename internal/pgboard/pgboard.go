@@ -64,15 +64,18 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/fsx"
+	"github.com/pickup-dev/pickup/internal/idsuffix"
+	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -92,6 +95,9 @@ type DatabaseError struct {
 	// not be read back: it may stand in the database. The local move was
 	// undone; the next command's Refresh shows the truth.
 	Unknown bool
+	// transient: nothing happened, and the same request may succeed
+	// later (retry.go).
+	transient bool
 }
 
 func (e *DatabaseError) Error() string {
@@ -112,34 +118,6 @@ func (e *DatabaseError) Hint() string {
 	return "nothing was moved on this board; check that the database answers (psql with the same URL and PG* environment: server running, network, password in ~/.pgpass or PGPASSWORD), then run the command again"
 }
 
-// IsURL reports whether s names a PostgreSQL database (a libpq URL).
-func IsURL(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-}
-
-// Redact returns u without a password (in the user info or a password=
-// parameter), and whether it had one.
-func Redact(u string) (string, bool) {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u, false
-	}
-	had := false
-	if p.User != nil {
-		if _, ok := p.User.Password(); ok {
-			p.User = url.User(p.User.Username())
-			had = true
-		}
-	}
-	q := p.Query()
-	if q.Has("password") {
-		q.Del("password")
-		p.RawQuery = q.Encode()
-		had = true
-	}
-	return p.String(), had
-}
-
 // Board is a board whose transitions PostgreSQL arbitrates.
 type Board struct {
 	B   *sessions.Board
@@ -150,16 +128,26 @@ type Board struct {
 	// Warning says why this process does not use the machine's daemon,
 	// when it was wanted (the command goes on, slower); "" if it does.
 	Warning string
+	// Leases are this machine's lease records: a session moved from an
+	// owner's hands elsewhere fences that owner here (its late done
+	// exits claim.ErrClaimLost); nil records nothing. internal/leasebook
+	// makes them.
+	Leases arbiter.Leases
 
 	url    string // as given
 	helper string
+	chMu   sync.Mutex // guards ch, which retry.go replaces when it broke
 	ch     *channel
+	retry  retryPolicy
 	mu     sync.Mutex
 	opened *Response // open's answer: the state, for the first Refresh
 	beats  []Beat    // the last Refresh's (Beats)
 	// heard: when each owner last heartbeat in the database, on this
 	// machine's clock, as the last Refresh read it (LastHeard).
 	heard map[string]time.Time
+	// holders: the lease processes boards of this machine recorded in
+	// the database, by owner, as the last Refresh read them (holders.go).
+	holders map[string][]proc.Process
 	// historyEvery: the state reads ask whether a history push is due
 	// (history.go); historyDue: one said so, and took the turn.
 	historyEvery time.Duration
@@ -177,6 +165,11 @@ type Options struct {
 	// called at once, not at the end of the command, so that a process
 	// that runs for hours (work, next --wait) does not sit on the turn.
 	OnHistoryDue func()
+	// NetworkTimeout: how long a request rides over a database that
+	// refuses or drops connections (a restart, a failover, a daemon
+	// killed) before it fails with ErrDatabase (retry.go); 0 is
+	// DefaultNetworkTimeout.
+	NetworkTimeout time.Duration
 }
 
 // Open starts the helper, connects to the database at url (migrating the
@@ -188,8 +181,9 @@ func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*Board, error) {
-	redacted, _ := Redact(url)
-	s := &Board{B: b, URL: redacted, url: url, historyEvery: o.HistoryEvery, onHistoryDue: o.OnHistoryDue}
+	redacted, _ := dburl.Redact(url)
+	s := &Board{B: b, URL: redacted, url: url, historyEvery: o.HistoryEvery, onHistoryDue: o.OnHistoryDue,
+		retry: retryPolicy{deadline: o.NetworkTimeout}}
 	s.Host, _ = os.Hostname()
 	var err error
 	if s.helper, err = FindHelper(); err != nil {
@@ -208,31 +202,29 @@ func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*B
 	b.IDSuffix = suffix
 	b.Arbiter = s.Arbiter
 	b.LastHeard = s.LastHeard
+	b.HeardHolders = s.HeardHolders
 	return s, nil
 }
 
 // connect dials the helper and opens the database, answering with the
 // state. A daemon that goes away before it answers (it was exiting after a
-// minute idle just as this process connected) is dialed once more, which
-// starts a new one.
+// minute idle just as this process connected), or a database that does
+// not answer yet, is ridden over by call (retry.go).
 func (s *Board) connect() (Response, error) {
-	for try := 0; ; try++ {
-		ch, err := dial(s.helper, s.url)
-		if err != nil {
-			return Response{}, err
-		}
-		s.ch, s.Warning = ch, ch.noDaemon
-		res, err := s.call("connect", s.stateRequest(s.readRequest("open", false)))
-		if err == nil {
-			s.sawHistoryDue(res)
-			return res, nil
-		}
-		helperGone := ch.sock != nil && ch.transportFailed()
-		s.Close()
-		if !helperGone || try == 1 {
-			return Response{}, err
-		}
+	ch, err := dial(s.helper, s.url)
+	if err != nil {
+		return Response{}, err
 	}
+	s.chMu.Lock()
+	s.ch, s.Warning = ch, ch.noDaemon
+	s.chMu.Unlock()
+	res, err := s.call("connect", s.stateRequest(s.readRequest("open", false)))
+	if err != nil {
+		s.Close()
+		return Response{}, err
+	}
+	s.sawHistoryDue(res)
+	return res, nil
 }
 
 // stateRequest asks a state read to say whether a history push is due.
@@ -257,9 +249,7 @@ func (s *Board) sawHistoryDue(res Response) {
 }
 
 // Close stops the helper (it exits when its input ends).
-func (s *Board) Close() { s.ch.close() }
-
-func (s *Board) call(op string, req Request) (Response, error) { return s.ch.call(op, req) }
+func (s *Board) Close() { s.channel().close() }
 
 // Waiter is a channel of its own that blocks in the database until a
 // session arrives in todo (LISTEN/NOTIFY), so that next --wait wakes
@@ -305,14 +295,14 @@ func (s *Board) idSuffix() (string, error) {
 	read := func() (string, bool) {
 		data, err := fsx.ReadRegular(path)
 		v := strings.TrimSpace(string(data))
-		return v, err == nil && sessions.ValidIDSuffix(v)
+		return v, err == nil && idsuffix.Valid(v)
 	}
 	if v, ok := read(); ok {
 		return v, nil
 	}
-	random := make([]byte, sessions.IDSuffixLen)
+	random := make([]byte, idsuffix.Len)
 	_, _ = rand.Read(random)
-	v, err := sessions.NewIDSuffix(random)
+	v, err := idsuffix.New(random)
 	if err != nil {
 		return "", err
 	}

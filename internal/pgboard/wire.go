@@ -1,5 +1,7 @@
 package pgboard
 
+import "encoding/json"
+
 // The line protocol between pickup and its helper, pickup-postgres: one
 // JSON object per line each way, a request then its response, in turn.
 
@@ -15,6 +17,12 @@ type Request struct {
 	// comes from.
 	Owner string `json:"owner,omitempty"`
 	Host  string `json:"host,omitempty"`
+	// Board and Holders: a "beat" records the processes of Owner's lease
+	// on this board (its id suffix) too, when Holders is not empty. A
+	// "state" with Host reads the lease processes that boards of that
+	// machine recorded (Response.Holders).
+	Board   string          `json:"board,omitempty"`
+	Holders json.RawMessage `json:"holders,omitempty"`
 	// TimeoutMS: how long a "wait" (for a session arriving in todo on
 	// any board of the database: LISTEN/NOTIFY) may block.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
@@ -67,6 +75,10 @@ type Request struct {
 	// how many it marked not pushed.
 	Rewound bool  `json:"rewound,omitempty"`
 	After   int64 `json:"after,omitempty"`
+	// DeadlineMS: what is left of the command's network deadline
+	// (retry.go); the helper gives the request no longer than that (nor
+	// than its own RequestTimeout). 0: its own.
+	DeadlineMS int64 `json:"deadline_ms,omitempty"`
 }
 
 // Event is one transition of pickup_events, for the history in git.
@@ -108,6 +120,24 @@ type Move struct {
 	Reason    string `json:"reason,omitempty"`
 	Body      []byte `json:"body"`
 	Tx        string `json:"tx"`
+	// Again: this transition was sent before under the same Tx, and its
+	// outcome was not heard (retry.go): a compare-and-swap that finds the
+	// session moved looks for the event row of Tx, and answers OK (with
+	// ReadBack) if the earlier attempt committed.
+	Again bool `json:"again,omitempty"`
+	// Board and Holders: the board it was made on (its id suffix) and
+	// the processes of the lease of Owner there, as JSON ([]proc.Process;
+	// empty: not known), recorded in pickup_holders.
+	Board   string          `json:"board,omitempty"`
+	Holders json.RawMessage `json:"holders,omitempty"`
+}
+
+// OwnerHolders is the processes of an owner's lease on one board, as the
+// database has them.
+type OwnerHolders struct {
+	Owner   string          `json:"owner"`
+	Board   string          `json:"board"`
+	Holders json.RawMessage `json:"holders"`
 }
 
 // Row is a session as the database has it.
@@ -150,9 +180,11 @@ type Response struct {
 	Found bool  `json:"found,omitempty"`
 	Row   *Row  `json:"row,omitempty"`  // a move's session after it, or where it is
 	Rows  []Row `json:"rows,omitempty"` // state, bodies
-	// Beats: the state's owners' heartbeats.
-	Beats []Beat `json:"beats,omitempty"`
-	Count int    `json:"count,omitempty"` // import: how many were new; history_mark: how many it marked
+	// Beats: the state's owners' heartbeats; Holders: the lease
+	// processes that boards of the request's Host recorded.
+	Beats   []Beat         `json:"beats,omitempty"`
+	Holders []OwnerHolders `json:"holders,omitempty"`
+	Count   int            `json:"count,omitempty"` // import: how many were new; history_mark: how many it marked
 	// Repushed: the events a rewound "history_mark" marked not pushed.
 	Repushed int `json:"repushed,omitempty"`
 	// Through: a state's horizon: every transaction before it was
@@ -177,6 +209,9 @@ type Response struct {
 	// ReadBack: a move's commit was not heard and its outcome was read
 	// back from the database.
 	ReadBack bool `json:"read_back,omitempty"`
+	// Retried: this process sent the request more than once (set here,
+	// not on the wire: retry.go).
+	Retried bool `json:"-"`
 }
 
 // Beat is an owner's last heartbeat in the database: when (the server's

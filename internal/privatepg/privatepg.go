@@ -124,6 +124,14 @@ func (s *Server) stopWhenGone(pid int) error {
 	return cmd.Process.Release()
 }
 
+// progTimeout bounds one of PostgreSQL's programs, and progWait (in
+// seconds, for pg_ctl -t) its wait for the server: room for a machine
+// many times slower than a quiet one, where initdb takes a few seconds.
+const (
+	progTimeout = 5 * time.Minute
+	progWait    = "280"
+)
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -134,14 +142,14 @@ func freePort() (int, error) {
 }
 
 // run runs one of PostgreSQL's programs as the server's user, for at most
-// a minute.
+// progTimeout (a hang, not a slow machine: initdb takes seconds).
 func (s *Server) run(prog string, args ...string) ([]byte, error) {
 	path := filepath.Join(s.bin, prog)
 	if s.asUser != "" {
 		args = append([]string{"-u", s.asUser, "--", path}, args...)
 		path = "runuser"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), progTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = s.Dir
@@ -156,7 +164,7 @@ func (s *Server) Restart() error {
 	if s.opts.NoFsync {
 		opts += " -c fsync=off"
 	}
-	if out, err := s.run("pg_ctl", "-D", s.Data, "-l", filepath.Join(s.Dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
+	if out, err := s.run("pg_ctl", "-D", s.Data, "-l", filepath.Join(s.Dir, "log"), "-o", opts, "-w", "-t", progWait, "start"); err != nil {
 		return fmt.Errorf("pg_ctl start: %v\n%s", err, out)
 	}
 	return nil
@@ -168,7 +176,7 @@ func (s *Server) Restart() error {
 func (s *Server) Stop(mode string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if out, err := s.run("pg_ctl", "-D", s.Data, "-m", mode, "-w", "stop"); err != nil {
+	if out, err := s.run("pg_ctl", "-D", s.Data, "-m", mode, "-w", "-t", progWait, "stop"); err != nil {
 		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
 	}
 	return nil

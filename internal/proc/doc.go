@@ -38,7 +38,11 @@
 // other's processes as rebooted.
 //
 // Invokers finds the processes that started the caller, judged by what they
-// run (/proc/PID/exe), never by their names: see its doc for the rule. It
-// walks /proc, so only Linux has it; elsewhere it returns the parent alone,
-// and a shell that ran pickup stands for whatever ran the shell.
+// run (/proc/PID/exe), never by their names, and by the process group and
+// terminal that job control gave them: a job started from an interactive
+// shell is the job's, not the shell's nor its terminal's; a command typed
+// at the prompt is the shell's. See its doc for the rule. When the evidence
+// cannot be read, a shell is taken, as any shell: in doubt a claim stays.
+// It walks /proc, so only Linux has it; elsewhere it returns the parent
+// alone, and a shell that ran pickup stands for whatever ran the shell.
 package proc

@@ -24,12 +24,16 @@ type Process struct {
 	// Exe is what the process runs (/proc/PID/exe), for people reading a
 	// record; it plays no part in identity.
 	Exe string `json:"exe,omitempty"`
+	// Why says why the process was taken as working for an owner (the
+	// Why* values), for people reading a lease; no part of identity.
+	Why string `json:"why,omitempty"`
 }
 
 // Same reports whether p and q name the same run of the same process: Exe
-// aside, every field agrees.
+// and Why aside, every field agrees.
 func (p Process) Same(q Process) bool {
 	p.Exe, q.Exe = "", ""
+	p.Why, q.Why = "", ""
 	return p == q
 }
 
@@ -43,6 +47,18 @@ func (p Process) String() string {
 	}
 	return s
 }
+
+// Why a process was taken as working for an owner, as Invokers and pickup's
+// command line record it in Process.Why.
+const (
+	WhyShell   = "shell that ran pickup (a script, a subshell of it, sh -c)"
+	WhyWrapper = "wrapper that runs the command that ran pickup"
+	WhyProgram = "program that ran pickup"
+	WhyPrompt  = "interactive shell pickup was typed at (kept while it runs)"
+	WhyParent  = "pickup's parent (no process table to walk further)"
+	WhyFlagPID = "named by --pid"
+	WhyEnvPID  = "named by $PICKUP_PID"
+)
 
 // ErrNotFound reports that no process has the pid, or that it has exited.
 var ErrNotFound = errors.New("no such process")
@@ -258,4 +274,9 @@ type stat struct {
 	start  uint64 // 0 if unknown
 	ppid   int
 	zombie bool
+	// pgrp and session are its process group and session (0 if
+	// unknown); tty is its controlling terminal's device number (0: none
+	// or unknown).
+	pgrp, session int
+	tty           uint64
 }

@@ -32,9 +32,10 @@ func parseStat(b []byte) (stat, error) {
 	if i < 0 {
 		return stat{}, fmt.Errorf("parse process stat: no command name")
 	}
-	// Fields from 3 (state) on: ppid is field 4, starttime field 22.
+	// Fields from 3 (state) on: ppid is field 4, pgrp 5, session 6,
+	// tty_nr 7, starttime 22.
 	f := strings.Fields(string(b[i+1:]))
-	const state, ppid, starttime = 3 - 3, 4 - 3, 22 - 3
+	const state, ppid, pgrp, session, ttyNr, starttime = 3 - 3, 4 - 3, 5 - 3, 6 - 3, 7 - 3, 22 - 3
 	if len(f) <= starttime {
 		return stat{}, fmt.Errorf("parse process stat: %d fields, want at least %d", len(f)+2, starttime+3)
 	}
@@ -46,7 +47,14 @@ func parseStat(b []byte) (stat, error) {
 	if err != nil {
 		return stat{}, fmt.Errorf("parse process stat: parent: %w", err)
 	}
-	return stat{start: start, ppid: parent, zombie: f[state] == "Z" || f[state] == "X"}, nil
+	st := stat{start: start, ppid: parent, zombie: f[state] == "Z" || f[state] == "X"}
+	// Unreadable values stay 0: unknown, which proves nothing.
+	st.pgrp, _ = strconv.Atoi(f[pgrp])
+	st.session, _ = strconv.Atoi(f[session])
+	if tty, err := strconv.ParseInt(f[ttyNr], 10, 64); err == nil && tty > 0 {
+		st.tty = uint64(tty)
+	}
+	return st, nil
 }
 
 func (e Env) readBootID() string {

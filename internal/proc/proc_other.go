@@ -38,5 +38,6 @@ func (e Env) Invokers() []Process {
 	if err != nil {
 		return nil
 	}
+	p.Why = WhyParent
 	return []Process{p}
 }

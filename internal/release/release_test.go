@@ -52,13 +52,13 @@ func need(t *testing.T, programs ...string) {
 }
 
 // shipped lists the binaries the release must hold: pickup, and beside it
-// pickup-board (the live board) and pickup-postgres (the PostgreSQL
-// board's helper), each once its main package exists (scripts/release's
-// list).
+// pickup-board (the live board), pickup-mcp (the MCP server), pickup-web
+// (the web board) and pickup-postgres (the PostgreSQL board's helper),
+// each once its main package exists (scripts/release's list).
 func shipped(t *testing.T) []string {
 	t.Helper()
 	names := []string{"pickup"}
-	for _, name := range []string{"pickup-board", "pickup-postgres"} {
+	for _, name := range []string{"pickup-board", "pickup-mcp", "pickup-web", "pickup-postgres"} {
 		if _, err := os.Stat(filepath.Join(repoRoot(t), "internal", "cmd", name)); err == nil {
 			names = append(names, name)
 		}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
@@ -434,12 +433,14 @@ func (s *Board) fenceReaped(old, new []byte) {
 	if err != nil {
 		return
 	}
-	leases := &claim.Leases{Board: s.B}
+	if s.Leases == nil {
+		return
+	}
 	for _, e := range events {
 		owner, ok := strings.CutPrefix(e.From, "doing/")
 		if e.Op != "reap" || !ok || sessions.ValidateOwner(owner) != nil {
 			continue
 		}
-		_ = leases.FenceAs(owner, e.ID, claim.OwnerStale, "reaped in another clone: "+e.Reason)
+		_ = s.Leases.FenceStale(owner, e.ID, "reaped in another clone: "+e.Reason)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -100,7 +100,7 @@ func (s *Board) Publish(e sessions.Event) error {
 			err = s.undoLocal(ctx, e, nil, err)
 			unlock()
 		}
-		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: s.localErr(err)}
+		return &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: s.localErr(err)}
 	}
 	for {
 		unlock, err := s.lock()
@@ -137,7 +137,7 @@ func (s *Board) Publish(e sessions.Event) error {
 			s.sleep(wait) // refused: let others push first, with the lock free
 		case !fileExists(reqPath) && !fileExists(resPath):
 			// Neither queued nor settled: nothing would ever answer it.
-			return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst,
+			return &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst,
 				Err: fmt.Errorf("shared board: the queued request %s vanished without an outcome (was %s emptied by hand?); run `pickup sync` to see where the remote has %s", reqPath, s.queueDir(), e.ID)}
 		}
 	}
@@ -148,7 +148,7 @@ func (s *Board) Publish(e sessions.Event) error {
 // that nothing moved, and no later lead pushes it. If a lead settled it
 // meanwhile, that is the answer.
 func (s *Board) withdraw(ctx context.Context, e sessions.Event, reqPath, resPath string, lw *LockWaitError) error {
-	cerr := func(err error) error { return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: err} }
+	cerr := func(err error) error { return &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: err} }
 	if err := os.Remove(reqPath); err != nil {
 		if res, ok := readOutcome(resPath); ok {
 			_ = os.Remove(resPath)
@@ -218,11 +218,11 @@ func (s *Board) outcomeErr(e sessions.Event, o outcome) error {
 	case o.Lost:
 		return s.lost(e, place{state: o.State, owner: o.Owner, path: o.Where}, o.Found)
 	case o.Identity != "":
-		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &refusal{msg: o.Identity, hint: o.IdentityHint, kind: ErrIdentity}}
+		return &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &refusal{msg: o.Identity, hint: o.IdentityHint, kind: ErrIdentity}}
 	case o.Seen != "":
-		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &HistoryError{Remote: s.Remote, Branch: s.Branch, Seen: o.Seen, Now: o.Now}}
+		return &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &HistoryError{Remote: s.Remote, Branch: s.Branch, Seen: o.Seen, Now: o.Now}}
 	case o.Disk:
-		return &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &DiskFullError{Path: o.Path, Err: errors.New(o.Remote)}}
+		return &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: &DiskFullError{Path: o.Path, Err: errors.New(o.Remote)}}
 	case o.Busy:
 		return s.remoteErr(e.Op, fmt.Errorf("%w: %s", errBusy, o.Remote))
 	case o.Timeout:
@@ -308,6 +308,36 @@ func pushedBefore(log []byte, e sessions.Event) bool {
 		return false
 	}
 	return bytes.Contains(log, append(line, '\n'))
+}
+
+// repeated reports whether e, a done by its owner, repeats the remote's
+// last transition of the session: the same owner finished it, and nothing
+// moved the session since. (A release is not: of one owner's releases
+// racing from two clones one wins, and the others are told the session
+// waits in todo/.) That is a done whose push
+// landed while its answer was lost (the command said exit 8, and was run
+// again, as the hint says): it stands, as a repeated done does on a board
+// that is not shared, instead of telling the owner its claim was lost.
+func repeated(log []byte, e sessions.Event) bool {
+	if e.Op != "done" || e.Owner == "" {
+		return false
+	}
+	needle := []byte(`"id":"` + e.ID + `"`)
+	for len(log) > 0 {
+		log = bytes.TrimRight(log, "\n")
+		i := bytes.LastIndexByte(log, '\n')
+		line := log[i+1:]
+		log = log[:max(i, 0)]
+		if !bytes.Contains(line, needle) {
+			continue
+		}
+		var last sessions.Event
+		if json.Unmarshal(line, &last) != nil || last.ID != e.ID {
+			continue
+		}
+		return last.Op == e.Op && last.Owner == e.Owner && last.To == e.To
+	}
+	return false
 }
 
 // lead pushes every queued request, with the clone's lock held. It
@@ -422,7 +452,7 @@ func (s *Board) leadAll(ctx context.Context, settle func(request, outcome)) time
 					return fail(err)
 				}
 			}
-			if pushedBefore(tipLog, r.Event) {
+			if pushedBefore(tipLog, r.Event) || repeated(tipLog, r.Event) {
 				settle(r, outcome{OK: true})
 				continue
 			}

@@ -3,14 +3,12 @@ package shared
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/beatmark"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
@@ -151,7 +149,6 @@ func (s *Board) seePeers(refs map[string]string) {
 		_ = json.Unmarshal(data, &seen)
 	}
 	changed := false
-	leases := &claim.Leases{Board: s.B}
 	now := time.Now().UTC()
 	for ref, commit := range refs {
 		owner, ok := strings.CutPrefix(ref, refPeers)
@@ -160,12 +157,13 @@ func (s *Board) seePeers(refs map[string]string) {
 		}
 		seen[owner] = peerSeen{Commit: commit, Seen: now}
 		changed = true
-		if l, err := leases.Get(owner); err == nil && len(l.Holders) > 0 {
-			continue // an owner of this machine
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		if s.Leases == nil {
 			continue
 		}
-		_, _ = leases.Heartbeat(owner)
+		if held, err := s.Leases.HeldHere(owner); err != nil || held {
+			continue // an owner of this machine (or its lease unreadable)
+		}
+		_ = s.Leases.Renew(owner)
 	}
 	if !changed {
 		return

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
@@ -49,19 +49,19 @@ func (s *Board) rel(path string) string {
 
 // lost is the error of a transition that the remote settled otherwise.
 func (s *Board) lost(e sessions.Event, cur place, found bool) error {
-	le := &LostError{Remote: s.Remote, Branch: s.Branch, kind: claim.ErrSessionNotAvailable}
-	ce := &claim.Error{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: le, Arbiter: true}
+	le := &LostError{Remote: s.Remote, Branch: s.Branch, kind: arbiter.ErrSessionNotAvailable}
+	ce := &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: le, Lost: true}
 	if found {
 		le.Where = strings.TrimSuffix(filepath.ToSlash(filepath.Dir(cur.path)), "/")
 		ce.State, ce.Holder = cur.state, cur.owner
 	}
 	switch {
 	case e.Src == "":
-		le.kind = claim.ErrConflict
+		le.kind = arbiter.ErrConflict
 	case (e.Op == "done" || e.Op == "release") && e.Owner != "":
-		le.kind = claim.ErrClaimLost
+		le.kind = arbiter.ErrClaimLost
 	case !found:
-		le.kind = claim.ErrSessionNotFound
+		le.kind = arbiter.ErrSessionNotFound
 	}
 	return ce
 }

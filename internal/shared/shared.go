@@ -34,9 +34,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
+	"github.com/pickup-dev/pickup/internal/idsuffix"
 	"github.com/pickup-dev/pickup/sessions"
 	"golang.org/x/sys/unix"
 )
@@ -152,6 +153,11 @@ type Board struct {
 	Repo   *gitx.Repo
 	Remote string
 	Branch string
+	// ClonesDir is where the clones of this machine register
+	// (DefaultClonesDir if ""); see clones.go.
+	ClonesDir string
+	// remoteURL is the remote's URL as this clone registered it.
+	remoteURL string
 	// Attempts bounds the pushes of one transition (DefaultAttempts).
 	Attempts int
 	// LockWait bounds a wait for the clone's lock (0: see lockWait).
@@ -163,6 +169,11 @@ type Board struct {
 	// Host is this machine's name, written into each heartbeat so that
 	// other clones can tell where an owner works (pickup board shows it).
 	Host string
+	// Leases are this machine's lease records, where the board records
+	// what it learns of owners elsewhere (reaps in other clones fence
+	// the reaped owner here; heartbeats renew its lease); nil records
+	// nothing. internal/leasebook makes them.
+	Leases arbiter.Leases
 
 	dir string // <git common dir>/pickup
 	// acceptConfig: apply takes a fetched config.yaml whatever it says
@@ -194,6 +205,8 @@ func Open(ctx context.Context, b *sessions.Board, remote, branch string) (*Board
 	}
 	b.IDSuffix = suffix
 	b.Arbiter = s.Publish
+	s.register(ctx) // clones.go
+	b.HeardHolders = s.HeardHolders
 	return s, nil
 }
 
@@ -203,13 +216,13 @@ func Open(ctx context.Context, b *sessions.Board, remote, branch string) (*Board
 func (s *Board) idSuffix() (string, error) {
 	path := filepath.Join(s.dir, "id-suffix")
 	if data, err := fsx.ReadRegular(path); err == nil {
-		if v := strings.TrimSpace(string(data)); sessions.ValidIDSuffix(v) {
+		if v := strings.TrimSpace(string(data)); idsuffix.Valid(v) {
 			return v, nil
 		}
 	}
-	random := make([]byte, sessions.IDSuffixLen)
+	random := make([]byte, idsuffix.Len)
 	_, _ = rand.Read(random)
-	v, err := sessions.NewIDSuffix(random)
+	v, err := idsuffix.New(random)
 	if err != nil {
 		return "", err
 	}
@@ -218,7 +231,7 @@ func (s *Board) idSuffix() (string, error) {
 	}
 	// Another process may have written one first: use the one kept.
 	if data, err := fsx.ReadRegular(path); err == nil {
-		if kept := strings.TrimSpace(string(data)); sessions.ValidIDSuffix(kept) {
+		if kept := strings.TrimSpace(string(data)); idsuffix.Valid(kept) {
 			return kept, nil
 		}
 	}
@@ -291,7 +304,7 @@ func (s *Board) lockWait() time.Duration {
 }
 
 // LockWaitError: the clone's lock stayed held for the whole wait. It
-// matches claim.ErrLockTimeout (exit 5).
+// matches arbiter.ErrLockTimeout (claim.ErrLockTimeout) (exit 5).
 type LockWaitError struct {
 	Path   string
 	Waited time.Duration
@@ -311,7 +324,7 @@ func (e *LockWaitError) Error() string {
 	return msg
 }
 
-func (e *LockWaitError) Unwrap() error { return claim.ErrLockTimeout }
+func (e *LockWaitError) Unwrap() error { return arbiter.ErrLockTimeout }
 
 // Hint says what to do.
 func (e *LockWaitError) Hint() string {

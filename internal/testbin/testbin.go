@@ -1,6 +1,6 @@
 // Package testbin builds the real pickup command for the black-box tests
-// that start it the ways users do (internal/userways, internal/sharedways,
-// internal/claudee2e): once per test binary, without the race detector. A
+// that start it the ways users do (internal/e2e/userways, internal/e2e/sharedways,
+// internal/e2e/claudee2e): once per test binary, without the race detector. A
 // race-instrumented process spends about 0.1 s of CPU starting, and those
 // tests start pickup hundreds or thousands of times; the race detector
 // still covers the library and CLI packages' own tests.

@@ -16,8 +16,15 @@ import (
 // has no option to stop it: measured here, 20 frames a second cost an
 // idle board 4 clock ticks in 10 s, 60 frames 11. A board where nothing
 // happens must do no work, so the model wakes the ticker on every message
-// that can change the screen, and frames stops it again once a few frames
-// have passed without one (the last view is flushed by then).
+// that can change the screen and again on every view it renders, and
+// frames stops it once idleFor has passed since the later of the two.
+//
+// bubbletea renders the view after Update returns and after it has handed
+// Update's command on, which can wait: counted from the wake alone, a
+// machine that runs the event loop late could stop the ticker before the
+// view it was woken for is rendered, and the screen would stay as it was
+// until the next message. Woken by the view as well, the ticker runs on
+// past the view's store, which follows View in the same goroutine.
 //
 // The ticker is an unexported field of tea.Program, found by reflection.
 // Should a later bubbletea rename it, findTicker returns nil and the board
@@ -40,8 +47,15 @@ func findTicker(p *tea.Program) *time.Ticker {
 	return t
 }
 
-// idleAfter is how many frames without a message stop the ticker.
-const idleAfter = 3
+// idleAfter is how many frames without a message or a view stop the
+// ticker; it runs for at least minIdle, room for a machine that runs the
+// event loop late.
+const (
+	idleAfter = 3
+	minIdle   = 500 * time.Millisecond
+)
+
+func (f *frames) idleFor() time.Duration { return max(idleAfter*f.every, minIdle) }
 
 // start takes over p's ticker, at fps frames a second.
 func (f *frames) start(p *tea.Program, fps int) {
@@ -50,7 +64,8 @@ func (f *frames) start(p *tea.Program, fps int) {
 	f.ticker, f.every = findTicker(p), time.Second/time.Duration(fps)
 }
 
-// wake makes the ticker run for a few frames more.
+// wake makes the ticker run for idleFor more: call it on every message
+// that may change the screen and from View.
 func (f *frames) wake() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -59,9 +74,9 @@ func (f *frames) wake() {
 	}
 	f.ticker.Reset(f.every)
 	if f.idle == nil {
-		f.idle = time.AfterFunc(idleAfter*f.every, f.sleep)
+		f.idle = time.AfterFunc(f.idleFor(), f.sleep)
 	} else {
-		f.idle.Reset(idleAfter * f.every)
+		f.idle.Reset(f.idleFor())
 	}
 }
 

@@ -107,5 +107,6 @@ func (m *model) waits(batch []boardview.Event) tea.Cmd {
 func (m *model) View() tea.View {
 	v := tea.NewView(boardview.Render(m.state, &m.ui, boardview.Options{Width: m.w, Height: m.h, Now: time.Now(), Color: true}))
 	v.AltScreen = true
+	m.frames.wake() // keep the ticker until this view is flushed (frames)
 	return v
 }

@@ -97,6 +97,19 @@ var migrations = []string{
 	DROP TRIGGER IF EXISTS pickup_sessions_txid ON pickup_sessions;
 	CREATE TRIGGER pickup_sessions_txid BEFORE INSERT OR UPDATE ON pickup_sessions
 		FOR EACH ROW EXECUTE FUNCTION pickup_sessions_txid();`,
+	// 7: the processes of each owner's lease, per board (its id suffix),
+	// so that every board of the owner's own machine judges the owner by
+	// its processes (a killed agent of another clone is recovered at
+	// once), not by its heartbeat. IF NOT EXISTS: safe in whatever place
+	// among other additions it lands.
+	`CREATE TABLE IF NOT EXISTS pickup_holders (
+		owner text NOT NULL,
+		board text NOT NULL,
+		host text NOT NULL DEFAULT '',
+		holders jsonb NOT NULL,
+		at timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (owner, board)
+	);`,
 }
 
 // SchemaVersion is the schema version this pickup makes and reads.

@@ -2,6 +2,7 @@ package pgserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -46,7 +47,9 @@ func (s *Server) move(ctx context.Context, m *pgboard.Move) pgboard.Response {
 // $7 where the transition found it), the event row ($8 op, $9 who, $10 the
 // transaction's name, $11 reason), the owner's heartbeat ($14 the
 // machine it came from) and, for a session arriving in todo,
-// the NOTIFY that wakes next --wait everywhere (delivered at the commit).
+// the NOTIFY that wakes next --wait everywhere (delivered at the commit),
+// and the processes of the owner's lease on this board ($15 the board,
+// $16 the processes as JSON, NULL for none known: see pickup_holders).
 const moveSQL = `WITH m AS (
 	UPDATE pickup_sessions SET state = $2, owner = $3, body = $4,
 		version = nextval('pickup_version'),
@@ -60,6 +63,10 @@ const moveSQL = `WITH m AS (
 ), b AS (
 	INSERT INTO pickup_beats (owner, at, host) SELECT $9, now(), $14 FROM m WHERE $9 <> '' AND $8 <> 'reap'
 	ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $14 = '' THEN pickup_beats.host ELSE $14 END
+), hl AS (
+	INSERT INTO pickup_holders (owner, board, host, holders) SELECT $9, $15, $14, $16::jsonb FROM m
+	WHERE $16::jsonb IS NOT NULL AND $9 <> '' AND $8 <> 'reap'
+	ON CONFLICT (owner, board) DO UPDATE SET holders = EXCLUDED.holders, host = EXCLUDED.host, at = now()
 ), n AS (
 	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo'
 )
@@ -78,6 +85,10 @@ const newSQL = `WITH m AS (
 ), b AS (
 	INSERT INTO pickup_beats (owner, at, host) SELECT $9, now(), $14 FROM m WHERE $9 <> '' AND $8 <> 'reap'
 	ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $14 = '' THEN pickup_beats.host ELSE $14 END
+), hl AS (
+	INSERT INTO pickup_holders (owner, board, host, holders) SELECT $9, $15, $14, $16::jsonb FROM m
+	WHERE $16::jsonb IS NOT NULL AND $9 <> '' AND $8 <> 'reap'
+	ON CONFLICT (owner, board) DO UPDATE SET holders = EXCLUDED.holders, host = EXCLUDED.host, at = now()
 ), n AS (
 	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo' AND $6::text = '' AND $7::text = ''
 )
@@ -93,8 +104,20 @@ func (s *Server) moveOnce(ctx context.Context, m *pgboard.Move) (res pgboard.Res
 	}
 	var notified int64
 	err = s.conn.QueryRow(ctx, sql, m.ID, m.ToState, m.ToOwner, m.Body, m.ToState == "doing", m.FromState, m.FromOwner,
-		m.Op, m.Owner, m.Tx, m.Reason, place(m.FromState, m.FromOwner), place(m.ToState, m.ToOwner), m.Host).Scan(&row.Version, &row.Fence, &notified)
+		m.Op, m.Owner, m.Tx, m.Reason, place(m.FromState, m.FromOwner), place(m.ToState, m.ToOwner), m.Host,
+		m.Board, holdersParam(m.Holders)).Scan(&row.Version, &row.Fence, &notified)
 	if errors.Is(err, pgx.ErrNoRows) {
+		if m.Again {
+			// An earlier attempt whose answer was lost may have
+			// committed: its event row says so (the name is unique).
+			err := s.conn.QueryRow(ctx, `SELECT version, fence FROM pickup_events WHERE tx = $1`, m.Tx).Scan(&row.Version, &row.Fence)
+			if err == nil {
+				return pgboard.Response{OK: true, Row: &row, ReadBack: true}, false, nil
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return res, false, err
+			}
+		}
 		cur, found, rerr := s.current(ctx, m.ID)
 		if rerr != nil {
 			return res, false, rerr
@@ -151,4 +174,14 @@ func (s *Server) readBack(m *pgboard.Move, cause error) pgboard.Response {
 	}
 	return pgboard.Response{Kind: pgboard.KindUnknown,
 		Err: fmt.Sprintf("the connection was lost during the commit, and its outcome could not be read back within %v: %v", ReadBackFor, last)}
+}
+
+// holdersParam is a lease's processes as a jsonb parameter: NULL for
+// none known (the row of pickup_holders stays as it is).
+func holdersParam(h json.RawMessage) *string {
+	if len(h) == 0 {
+		return nil
+	}
+	v := string(h)
+	return &v
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -163,7 +164,11 @@ func (s *Server) close() {
 }
 
 func (s *Server) handle(req *pgboard.Request) pgboard.Response {
-	ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
+	limit := RequestTimeout
+	if d := time.Duration(req.DeadlineMS) * time.Millisecond; d > 0 && d < limit {
+		limit = d // what is left of the command's network deadline
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	switch req.Op {
 	case "open":
@@ -181,11 +186,11 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 			return pgboard.Response{OK: true}
 		})
 		if res.OK && req.State {
-			return s.withHistoryDue(ctx, req, s.state(ctx, req.Horizon, req.Bodies))
+			return s.withHistoryDue(ctx, req, s.state(ctx, req.Horizon, req.Bodies, req.Host))
 		}
 		return res
 	case "state":
-		return s.withHistoryDue(ctx, req, s.retry(ctx, func() pgboard.Response { return s.state(ctx, req.Horizon, req.Bodies) }))
+		return s.withHistoryDue(ctx, req, s.retry(ctx, func() pgboard.Response { return s.state(ctx, req.Horizon, req.Bodies, req.Host) }))
 	case "history_begin":
 		return s.retry(ctx, func() pgboard.Response { return s.historyBegin(ctx, req) })
 	case "history_end":
@@ -201,7 +206,7 @@ func (s *Server) handle(req *pgboard.Request) pgboard.Response {
 	case "import":
 		return s.retry(ctx, func() pgboard.Response { return s.importRows(ctx, req.Sessions) })
 	case "beat":
-		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner, req.Host) })
+		return s.retry(ctx, func() pgboard.Response { return s.beat(ctx, req.Owner, req.Host, req.Board, req.Holders) })
 	case "wait":
 		return s.wait(req.Channel, time.Duration(req.TimeoutMS)*time.Millisecond, req.Moves, req.Since)
 	case "lock", "unlock", "lockbeat", "locks", "supersede":
@@ -262,10 +267,27 @@ func (s *Server) connect(ctx context.Context) error {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return &failure{kind: pgboard.KindUnreachable, err: err}
+		return &failure{kind: connectFailure(err), err: err}
 	}
 	s.conn = conn
 	return nil
+}
+
+// connectFailure is the kind of a failed connection: an answer that no
+// wait will change (a password refused, no such database, no
+// permission) is KindError; anything else (refused, reset, a server
+// starting up or shutting down, TLS refused while it starts, too many
+// connections) is KindUnreachable, which pickup rides over until its
+// network deadline.
+func connectFailure(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "28"), pe.Code == "3D000", pe.Code == "42501", strings.HasPrefix(pe.Code, "0A"):
+			return pgboard.KindError
+		}
+	}
+	return pgboard.KindUnreachable
 }
 
 // failure is an error with its kind.

@@ -2,6 +2,7 @@ package pgserver
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,10 +16,12 @@ import (
 // beat records owner's heartbeat, at the server's clock, from host, and
 // renews the named locks the owner holds (one statement, one round trip):
 // they live as long as it does.
-func (s *Server) beat(ctx context.Context, owner, host string) pgboard.Response {
+func (s *Server) beat(ctx context.Context, owner, host, board string, holders json.RawMessage) pgboard.Response {
 	if _, err := s.conn.Exec(ctx, `WITH b AS (INSERT INTO pickup_beats (owner, at, host) VALUES ($1, now(), $2)
-		ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $2 = '' THEN pickup_beats.host ELSE $2 END)
-		UPDATE pickup_locks SET heartbeat_at = now() WHERE owner = $1`, owner, host); err != nil {
+		ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $2 = '' THEN pickup_beats.host ELSE $2 END
+		), hl AS (INSERT INTO pickup_holders (owner, board, host, holders) SELECT $1, $3, $2, $4::jsonb WHERE $4::jsonb IS NOT NULL
+		ON CONFLICT (owner, board) DO UPDATE SET holders = EXCLUDED.holders, host = EXCLUDED.host, at = now())
+		UPDATE pickup_locks SET heartbeat_at = now() WHERE owner = $1`, owner, host, board, holdersParam(holders)); err != nil {
 		return fail(s.dropIfBroken(err))
 	}
 	return pgboard.Response{OK: true}
@@ -26,6 +29,22 @@ func (s *Server) beat(ctx context.Context, owner, host string) pgboard.Response 
 
 // beats reads every owner's heartbeat, as its age on the server's clock.
 const beatsSQL = `SELECT owner, host, at, extract(epoch FROM now() - at) FROM pickup_beats`
+
+// holdersSQL reads the lease processes that boards of machine $1 recorded
+// for owners who hold sessions: a board of that machine judges them by
+// process.
+const holdersSQL = `SELECT owner, board, holders FROM pickup_holders
+WHERE host = $1 AND owner IN (SELECT DISTINCT owner FROM pickup_sessions WHERE state = 'doing')`
+
+func collectHolders(rows pgx.Rows) ([]pgboard.OwnerHolders, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.OwnerHolders, error) {
+		var h pgboard.OwnerHolders
+		var raw []byte
+		err := r.Scan(&h.Owner, &h.Board, &raw)
+		h.Holders = raw
+		return h, err
+	})
+}
 
 func collectBeats(rows pgx.Rows) ([]pgboard.Beat, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgboard.Beat, error) {
@@ -57,10 +76,13 @@ FROM h LEFT JOIN pickup_sessions p ON p.txid >= $1`
 //
 // The sessions and the heartbeats are read in one batch: one round trip
 // to the server, not two, for every command.
-func (s *Server) state(ctx context.Context, since int64, bodies bool) pgboard.Response {
+func (s *Server) state(ctx context.Context, since int64, bodies bool, host string) pgboard.Response {
 	batch := &pgx.Batch{}
 	batch.Queue(stateSQL, since, bodies && since > 0)
 	batch.Queue(beatsSQL)
+	if host != "" {
+		batch.Queue(holdersSQL, host)
+	}
 	br := s.conn.SendBatch(ctx, batch)
 	defer br.Close()
 	rows, err := br.Query()
@@ -94,10 +116,20 @@ func (s *Server) state(ctx context.Context, since int64, bodies bool) pgboard.Re
 	if err != nil {
 		return fail(s.dropIfBroken(err))
 	}
+	var holders []pgboard.OwnerHolders
+	if host != "" {
+		hrows, err := br.Query()
+		if err != nil {
+			return fail(s.dropIfBroken(err))
+		}
+		if holders, err = collectHolders(hrows); err != nil {
+			return fail(s.dropIfBroken(err))
+		}
+	}
 	if err := br.Close(); err != nil {
 		return fail(s.dropIfBroken(err))
 	}
-	return pgboard.Response{OK: true, Rows: out, Beats: beats, Through: through}
+	return pgboard.Response{OK: true, Rows: out, Beats: beats, Holders: holders, Through: through}
 }
 
 func (s *Server) bodies(ctx context.Context, ids []string) pgboard.Response {

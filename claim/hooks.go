@@ -1,0 +1,34 @@
+package claim
+
+import (
+	"fmt"
+
+	"github.com/pickup-dev/pickup/internal/claimhook"
+	"github.com/pickup-dev/pickup/internal/proc"
+)
+
+// init gives pickup's own packages what they need of claim beyond its
+// public API (see internal/claimhook). It only fills the hooks: nothing
+// runs, nothing of the process changes.
+func init() {
+	claimhook.Install(claimhook.Hooks{UseSystem: useSystem, HoldLocksFor: holdLocksFor})
+}
+
+func useSystem(target any, env proc.Env) {
+	switch t := target.(type) {
+	case *Leases:
+		t.sys = env
+	case *Locks:
+		t.sys = env
+	default:
+		panic(fmt.Sprintf("claimhook.UseSystem: %T is neither *claim.Leases nor *claim.Locks", target))
+	}
+}
+
+func holdLocksFor(locks any, p proc.Process) {
+	l, ok := locks.(*Locks)
+	if !ok {
+		panic(fmt.Sprintf("claimhook.HoldLocksFor: %T is not *claim.Locks", locks))
+	}
+	l.holder = &p
+}

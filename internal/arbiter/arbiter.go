@@ -1,0 +1,171 @@
+// Package arbiter is what decides, beyond one board directory, whether a
+// transition stands: the interface every kind of shared board implements
+// (a git remote's board branch in internal/shared, a PostgreSQL database in
+// internal/pgboard), a local arbiter that decides nothing (a board that is
+// not shared), and the outcomes an arbiter reports, as errors that claim
+// re-exports as the same values.
+//
+// Data flows cli → claim → arbiter → sessions → fsx: this package imports
+// sessions and none of its implementations; internal/arbiter/location is
+// the one place that reads config.yaml's shared: and opens the right one.
+//
+// The guarantee: a transition on a shared board stands only once its
+// arbiter took it (Board.Arbiter, which Open of an implementation sets);
+// a refused one is undone in the board directory and reported as a
+// *Refusal. Its limit: a program that renames session files itself, past
+// claim and sessions, goes past every arbiter.
+package arbiter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/proc"
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// Arbiter is an open shared board's arbiter, attached to its board
+// (sessions.Board.Arbiter decides each transition).
+type Arbiter interface {
+	// Ready brings the board directory in line with the arbiter before a
+	// caller reads or changes it. trustRecent: the caller claims or moves
+	// sessions, whose own round trip is the compare-and-swap, so a view
+	// another process of this clone took a moment ago will do
+	// (AnswerAgain then checks an answer that rests on it).
+	Ready(ctx context.Context, trustRecent bool) error
+	// AnswerAgain is for a caller that failed with err after a Ready
+	// that trusted a recent view: if err is one of answers (an answer
+	// that rests on the board's content), it brings the board in line
+	// and reports whether it changed (the caller should try once more).
+	AnswerAgain(ctx context.Context, err error, answers ...error) (bool, error)
+	// Settled is where the arbiter has session id once the transitions
+	// of this clone's other processes are settled there (so that a loser
+	// names the winner at the arbiter, not a local racer that lost there
+	// too); ok false if it does not know better than the board here.
+	Settled(ctx context.Context, id string) (state sessions.State, holder string, ok bool)
+	// Watch keeps the board directory in line while a wait is under way,
+	// so that sessions made or released elsewhere land in todo/; warn
+	// reports what the wait survives. It returns a function that stops
+	// it.
+	Watch(ctx context.Context, warn func(error)) (stop func())
+	// Heartbeat tells the other machines that owner is alive, at most
+	// once per every (0: now).
+	Heartbeat(ctx context.Context, owner string, every time.Duration) error
+	// Where names the arbiter for messages (a remote and branch, a
+	// database URL without its password); "" for a local board.
+	Where() string
+	// Close releases what the arbiter holds (a connection, a helper) and
+	// detaches it from its board, which refuses transitions after.
+	Close() error
+}
+
+// Local is the arbiter of a board that is not shared: the board
+// directory decides alone, so every method does nothing.
+type Local struct{}
+
+func (Local) Ready(context.Context, bool) error                              { return nil }
+func (Local) AnswerAgain(context.Context, error, ...error) (bool, error)     { return false, nil }
+func (Local) Settled(context.Context, string) (sessions.State, string, bool) { return "", "", false }
+func (Local) Heartbeat(context.Context, string, time.Duration) error         { return nil }
+func (Local) Where() string                                                  { return "" }
+func (Local) Close() error                                                   { return nil }
+func (Local) Watch(context.Context, func(error)) (stop func())               { return func() {} }
+
+// The outcomes of a transition, checked with errors.Is. package claim
+// re-exports them as the same values (claim.ErrSessionNotAvailable is
+// ErrSessionNotAvailable), which is where Go users find them.
+var (
+	ErrSessionNotAvailable = errors.New("session not available")
+	ErrSessionNotFound     = errors.New("session not found")
+	ErrConflict            = errors.New("destination already holds that id")
+	ErrClaimLost           = errors.New("claim lost")
+	ErrLockTimeout         = errors.New("timed out waiting for lock")
+	ErrNotHolder           = errors.New("not the lock holder")
+	ErrLockNotHeld         = errors.New("lock not held")
+	// ErrNotAttached: the board is shared (config.yaml says shared:) but
+	// no arbiter is attached to it, so a transition would move the
+	// session here only; it is refused instead.
+	ErrNotAttached = errors.New("shared board without its arbiter")
+)
+
+// Refusal is a transition that an arbiter did not let stand: the local
+// move was undone. claim turns it into a *claim.Error at its boundary.
+type Refusal struct {
+	Op, ID   string
+	From, To string
+	// State and Holder: where the arbiter has the session now, if known.
+	State  sessions.State
+	Holder string
+	Err    error
+	// Lost: the arbiter has the session elsewhere (another owner won);
+	// false when it could not decide (unreachable, refused for another
+	// reason).
+	Lost bool
+}
+
+func (e *Refusal) Error() string {
+	msg := e.Op + ": " + e.Err.Error()
+	if e.ID != "" {
+		msg = e.Op + " " + e.ID + ": " + e.Err.Error()
+	}
+	switch {
+	case e.Holder != "":
+		msg += fmt.Sprintf(" (claimed by %s)", e.Holder)
+	case e.State != "":
+		msg += fmt.Sprintf(" (it is in %s)", e.State)
+	}
+	return msg
+}
+
+func (e *Refusal) Unwrap() error { return e.Err }
+
+// Refused is e's transition refused with err (not lost: see Refusal.Lost).
+func Refused(e sessions.Event, err error) *Refusal {
+	return &Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: err}
+}
+
+// Leases is what an arbiter needs of this machine's lease records
+// (claim.Leases, which claim hands to location.Open): an arbiter records
+// here what it learns of owners elsewhere.
+type Leases interface {
+	// FenceStale fences owner out of session id, judged stale elsewhere
+	// (reaped in another clone): its late done or release is refused.
+	FenceStale(owner, id, reason string) error
+	// HeldHere reports whether a process of this machine holds owner's
+	// lease (its processes speak for it).
+	HeldHere(owner string) (bool, error)
+	// Renew renews owner's lease here (it was heard from elsewhere).
+	Renew(owner string) error
+	// Holders is the processes of owner's lease here (nil: no lease),
+	// which an arbiter shares with the other boards of this machine.
+	Holders(owner string) []proc.Process
+}
+
+// Lock is a named lock as an arbiter holds it for every machine (what
+// claim.LockInfo says of it, less what only this machine knows).
+type Lock struct {
+	Key, Owner  string
+	Process     proc.Process
+	Token       string
+	TTL         time.Duration
+	AcquiredAt  time.Time
+	HeartbeatAt time.Time
+	Age         time.Duration
+	Run         bool
+	Superseded  bool
+	Stale       bool // judged on the arbiter's clock
+}
+
+// LockRefusal is a release or heartbeat of a lock that the arbiter did
+// not take: Err is ErrLockNotHeld, ErrNotHolder (Holder holds it) or why
+// it could not answer.
+type LockRefusal struct {
+	Op, Key string
+	Holder  *Lock
+	Err     error
+}
+
+func (e *LockRefusal) Error() string { return e.Op + " lock " + e.Key + ": " + e.Err.Error() }
+func (e *LockRefusal) Unwrap() error { return e.Err }

@@ -1,0 +1,54 @@
+// Package claimhook gives pickup's own packages the parts of package claim
+// that are no Go user's business, so that claim's public API holds no type
+// of internal/: where process information comes from (a memoized reading
+// for a long-running server, a fake host name or /proc in tests), and locks
+// recorded for a process other than the caller (the CLI, a short-lived
+// command, locks for the agent's shell that ran it).
+//
+// Package claim fills the hooks when it is initialised (claim/hooks.go),
+// once, before any of its code can run; nothing else writes them. A caller
+// that imports claimhook without linking claim gets a panic that says so.
+package claimhook
+
+import (
+	"fmt"
+
+	"github.com/pickup-dev/pickup/internal/proc"
+)
+
+// Hooks are package claim's entry points for pickup's own packages.
+type Hooks struct {
+	// UseSystem makes target (a *claim.Leases or a *claim.Locks) judge
+	// processes and this host through env instead of the real system.
+	UseSystem func(target any, env proc.Env)
+	// HoldLocksFor makes every lock taken through locks (a *claim.Locks)
+	// be recorded for p instead of the calling process.
+	HoldLocksFor func(locks any, p proc.Process)
+}
+
+// hooks is written once, by package claim's init (Install).
+var hooks Hooks
+
+// Install is called by package claim, and only by it.
+func Install(h Hooks) { hooks = h }
+
+// UseSystem makes target (a *claim.Leases or a *claim.Locks) judge
+// processes and this host through env instead of the real system.
+func UseSystem(target any, env proc.Env) {
+	mustInstalled()
+	hooks.UseSystem(target, env)
+}
+
+// HoldLocksFor makes every lock taken through locks (a *claim.Locks) be
+// recorded for p instead of the calling process: the lock lives as long as
+// p does.
+func HoldLocksFor(locks any, p proc.Process) {
+	mustInstalled()
+	hooks.HoldLocksFor(locks, p)
+}
+
+func mustInstalled() {
+	if hooks.UseSystem == nil || hooks.HoldLocksFor == nil {
+		panic(fmt.Sprintf("claimhook: package claim is not linked in (hooks %+v)", hooks))
+	}
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pickup-dev/pickup/sessions"
+)
+
+// TestLoad: pages open while 4 agents (4 pickup work processes) drain the
+// board: every page ends showing the same final board. It also times the
+// drain against the same drain alone (the browsers stopped) and with the
+// pages open but idle, and prints the ratios and where the CPU went as
+// figures, never as assertions (scripts/bench prints them as its "web"
+// rows). go test runs 6 pages (one browser) and 40 sessions;
+// PICKUP_WEB_LOAD=full (scripts/bench) runs 50 pages and 400.
+// perBrowser is how many pages of the board one browser keeps live.
+const perBrowser = 6
+
+func TestLoad(t *testing.T) {
+	pages, n, rounds := 6, 40, 1
+	if os.Getenv("PICKUP_WEB_LOAD") == "full" {
+		pages, n, rounds = 50, 400, 3
+	}
+	fillBoard := func(b *sessions.Board) {
+		for i := range n {
+			if _, err := b.Create(sessions.Meta{Title: fmt.Sprintf("session %d", i), CreatedAt: time.Unix(1_700_000_000+int64(i), 0)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fill := func() string {
+		dir, b := newBoard(t)
+		fillBoard(b)
+		return dir
+	}
+	loaded, loadedBoard := newBoard(t)
+	fillBoard(loadedBoard)
+
+	srv := startServer(t, loaded)
+	// Each page stands for a person, with a stream of its own
+	// (?stream=own: the pages of one browser share one otherwise, see
+	// TestPagesShareOneStream). A browser opens at most 6 connections to
+	// one host over HTTP/1.1, and each stream holds one: 6 pages a
+	// browser.
+	own := withQuery(srv.URL, "stream=own")
+	var tabs []context.Context
+	for left := pages; left > 0; left -= perBrowser {
+		page := tab(t, browser(t), own, 1200)
+		waitFor(t, page, "the stream to be live", `document.getElementById("live").textContent === "live"`)
+		openMore(t, page, own, min(left, perBrowser)-1)
+		tabs = append(tabs, page)
+	}
+
+	// Rounds alternate three drains, each of a full board (a busy
+	// machine's drift hits all alike): alone (the browsers stopped with
+	// SIGSTOP, the server idle); with the pages open but idle (they watch
+	// the loaded board, which does not change: the floor of 50 open
+	// pages); and watched (the drain of the loaded board itself).
+	var ratios, idleRatios []float64
+	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
+	var alone, idle, busy time.Duration
+	var aloneCPU, idleCPU, busyCPU cpuSplit
+	pid := srv.cmd.Process.Pid
+	for round := range rounds {
+		if round > 0 {
+			fillBoard(loadedBoard)
+			for _, page := range tabs {
+				waitFor(t, page, "every page showing the board filled again", fmt.Sprintf(`[window, ...window.__pages].every(w => {
+					const c = w.document.querySelector(".counts"); return !!c && c.textContent.startsWith(%q) })`, fmt.Sprintf("%d waiting", n)))
+			}
+		}
+		board := fill()
+		signalBrowsers(syscall.SIGSTOP)
+		before := sampleCPU(pid)
+		alone = drain(t, board)
+		aloneCPU = aloneCPU.plus(sampleCPU(pid).minus(before))
+		signalBrowsers(syscall.SIGCONT)
+
+		board = fill()
+		before = sampleCPU(pid)
+		idle = drain(t, board)
+		idleCPU = idleCPU.plus(sampleCPU(pid).minus(before))
+
+		before = sampleCPU(pid)
+		busy = drain(t, loaded)
+		busyCPU = busyCPU.plus(sampleCPU(pid).minus(before))
+		ratios = append(ratios, rate(busy)/rate(alone))
+		idleRatios = append(idleRatios, rate(idle)/rate(alone))
+	}
+
+	want := fmt.Sprintf("0 waiting · 0 held · 0 set aside · %d done", rounds*n)
+	var first string
+	for i, page := range tabs {
+		waitFor(t, page, "every page showing the final board", fmt.Sprintf(`[window, ...window.__pages].every(w => {
+			const c = w.document.querySelector(".counts"); return !!c && c.textContent === %q })`, want))
+		// The same board on every page: the same rendering, to the history.
+		looks := eval[[]string](t, page, `[window, ...window.__pages].map(w => w.document.getElementById("board").dataset.updated + "|" +
+			[...w.document.querySelectorAll("#history .ev")].map(e => e.textContent).join("\n"))`)
+		for j, l := range looks {
+			if first == "" {
+				first = l
+			}
+			if l != first {
+				t.Fatalf("page %d of browser %d shows another final board than the first page", j+1, i+1)
+			}
+		}
+	}
+	fsync := "fsync on"
+	if os.Getenv("PICKUP_NO_SYNC") == "1" {
+		fsync = "fsync off"
+	}
+	median := func(r []float64) float64 { r = slices.Clone(r); slices.Sort(r); return r[len(r)/2] }
+	fmt.Printf("web load: 4 agents drain %d sessions with %d pages open (each its own stream): %.1f sessions/s; alone (the browsers stopped): %.1f/s (last round); ratio %.3f, median of %d alternated rounds %v (%s)\n",
+		n, pages, rate(busy), rate(alone), median(ratios), rounds, ratios, fsync)
+	fmt.Printf("web load: the same %d pages open and idle (their board does not change): %.1f sessions/s (last round); ratio to alone %.3f, median %v\n",
+		pages, rate(idle), median(idleRatios), idleRatios)
+	// Where the CPU went, summed over the rounds' drains of each kind.
+	fmt.Printf("web load: CPU of the %d watched drains: %v\n", rounds, busyCPU)
+	fmt.Printf("web load: CPU of the %d idle-page drains: %v\n", rounds, idleCPU)
+	fmt.Printf("web load: CPU of the %d drains alone: %v\n", rounds, aloneCPU)
+}
+
+// drain runs 4 agents, each a pickup work process, until the board in dir
+// is empty, and returns how long it took.
+func drain(t *testing.T, dir string) time.Duration {
+	t.Helper()
+	bin := pickupBin.Path(t, buildDir(t))
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	outs := make([][]byte, 4)
+	for a := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin, "work", "-j", "1", "--", "true")
+			cmd.Env = append(os.Environ(), "PICKUP_DIR="+dir, fmt.Sprintf("PICKUP_OWNER=agent-%d", a+1))
+			outs[a], errs[a] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	for a, err := range errs {
+		if err != nil {
+			t.Fatalf("agent-%d: %v\n%s", a+1, err, outs[a])
+		}
+	}
+	return took
+}
+
+// TestLoadStreams is TestLoad with the streams read by this test instead
+// of browsers: the server's own cost to the drain, without the browsers'
+// (which, in use, run on the people's machines, not beside the agents).
+// Every stream must end with the final board. PICKUP_WEB_LOAD=full runs
+// 50 streams and 400 sessions, 3 alternated rounds.
+func TestLoadStreams(t *testing.T) {
+	streams, n, rounds := 6, 40, 1
+	if os.Getenv("PICKUP_WEB_LOAD") == "full" {
+		streams, n, rounds = 50, 400, 3
+	}
+	fillBoard := func(b *sessions.Board) {
+		for i := range n {
+			if _, err := b.Create(sessions.Meta{Title: fmt.Sprintf("session %d", i), CreatedAt: time.Unix(1_700_000_000+int64(i), 0)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	loaded, loadedBoard := newBoard(t)
+	fillBoard(loadedBoard)
+	srv := startServer(t, loaded)
+	readers := make([]*streamReader, streams)
+	for i := range readers {
+		readers[i] = readStream(t, srv.Base+"/events")
+	}
+	final := func(done int) string {
+		return fmt.Sprintf("<span>0 waiting</span> · <span>0 held</span> · <span>0 set aside</span> · <span>%d done</span>", done)
+	}
+	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
+	var ratios []float64
+	var cpu cpuSplit
+	pid := srv.cmd.Process.Pid
+	for round := range rounds {
+		if round > 0 {
+			fillBoard(loadedBoard)
+		}
+		dir, b := newBoard(t)
+		fillBoard(b)
+		took := drain(t, dir)
+		before := sampleCPU(pid)
+		busy := drain(t, loaded)
+		cpu = cpu.plus(sampleCPU(pid).minus(before))
+		ratios = append(ratios, rate(busy)/rate(took))
+		for i, r := range readers {
+			if err := r.waitFor(final((round + 1) * n)); err != nil {
+				t.Fatalf("stream %d did not end with the final board of round %d: %v", i+1, round+1, err)
+			}
+		}
+	}
+	sorted := slices.Clone(ratios)
+	slices.Sort(sorted)
+	fsync := "fsync on"
+	if os.Getenv("PICKUP_NO_SYNC") == "1" {
+		fsync = "fsync off"
+	}
+	// Every stream's board, patch after patch, is the server's whole
+	// rendering of the final board.
+	res, err := http.Get(srv.Base + "/board")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read int64
+	frames, wholes := 0, 0
+	for i, r := range readers {
+		read += r.read()
+		r.mu.Lock()
+		d := r.board.same(string(whole))
+		frames += r.frames
+		wholes += r.wholes
+		r.mu.Unlock()
+		if d != "" {
+			t.Errorf("stream %d ends with another board than the server's: %s", i+1, d)
+		}
+	}
+	fmt.Printf("web load (streams only): 4 agents drain %d sessions with %d streams read: ratio to no server, median of %d alternated rounds %.3f %v; pickup serve CPU %.2f s over the watched drains (%s)\n",
+		n, streams, rounds, sorted[len(sorted)/2], ratios, float64(cpu.server)/100, fsync)
+	fmt.Printf("web load (streams only): CPU of the %d watched drains: %v; the streams carried %.1f MB in all (%.1f kB a stream a round, %d frames a stream a round, %d of them whole boards in all the streams' %d)\n",
+		rounds, cpu, float64(read)/1e6, float64(read)/1e3/float64(streams*rounds), frames/(streams*rounds), wholes, frames)
+}
+
+// streamReader reads one /events stream and keeps the board its frames
+// make (the whole board, then its patches, applied as a page does).
+type streamReader struct {
+	mu     sync.Mutex
+	board  shown
+	err    error
+	frames int   // how many frames it read
+	wholes int   // how many of them were the whole board
+	bytes  int64 // read so far
+	wake   chan struct{}
+}
+
+func (r *streamReader) read() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bytes
+}
+
+func readStream(t *testing.T, url string) *streamReader {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", url, res.Status)
+	}
+	r := &streamReader{wake: make(chan struct{}, 1)}
+	go func() {
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		var event string
+		var id uint64
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			r.mu.Lock()
+			r.bytes += int64(len(line)) + 1
+			r.mu.Unlock()
+			if k, v, ok := strings.Cut(line, ": "); ok && line != "" {
+				switch k {
+				case "event":
+					event = v
+				case "id":
+					id, _ = strconv.ParseUint(v, 10, 64)
+				case "data":
+					data = append(data, v)
+				}
+				continue
+			}
+			if line != "" || data == nil {
+				continue
+			}
+			r.mu.Lock()
+			if r.err == nil {
+				if event == "patch" {
+					r.err = r.board.patch(strings.Join(data, "\n"), id)
+				} else {
+					r.err = r.board.whole(strings.Join(data, "\n"), id)
+					r.wholes++
+				}
+			}
+			r.frames++
+			r.mu.Unlock()
+			select {
+			case r.wake <- struct{}{}:
+			default:
+			}
+			event, data = "", nil
+		}
+	}()
+	return r
+}
+
+// waitFor waits until the board's counts hold want, failing only when no
+// frame came for the hang bound.
+func (r *streamReader) waitFor(want string) error {
+	for {
+		r.mu.Lock()
+		ok, err := r.board.html != nil && strings.Contains(r.board.html["board"]["counts"], want), r.err
+		r.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-r.wake:
+		case <-time.After(hang):
+			return fmt.Errorf("no frame for %s", hang)
+		}
+	}
+}
