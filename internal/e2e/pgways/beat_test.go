@@ -57,11 +57,17 @@ func TestHooksKeepOwnerAliveAcrossHosts(t *testing.T) {
 	throttle := filepath.Join(far.dir, ".pickup", "claude", "beats", owner)
 	time.Sleep(1500 * time.Millisecond) // past the beat interval (stale/4) of session-start's beat
 	last := beats()
-	for i := range 15 { // 15 s: three stale periods
+	// A round starts past the beat interval (stale/4 = 1.25 s) after the
+	// last beat landed, so the hook's beat is due: a round of 1 s plus two
+	// commands was shorter than that on a fast machine, and its beat
+	// rightly skipped.
+	const round = 1500 * time.Millisecond
+	for i := range 8 { // 8 × (1 s + 1.5 s) = 20 s: four stale periods
 		// A minute of tool uses passes between rounds: the hook's
 		// throttle file is set back so that post-tool-use renews.
 		old := time.Now().Add(-2 * time.Minute)
 		_ = os.Chtimes(throttle, old, old)
+		began := time.Now()
 		hook("post-tool-use")
 		time.Sleep(time.Second)
 		if out := here.must("reaper", "reap", "--stale", beatStale); strings.Contains(out, id) || !holds() {
@@ -70,11 +76,27 @@ func TestHooksKeepOwnerAliveAcrossHosts(t *testing.T) {
 		if res := here.pickup(context.Background(), "near", "lock", "acquire", "repo:main"); res.code != 3 {
 			t.Fatalf("after %d s this host took the lock of %s, whose hooks beat on its own host: exit %d\n%s", i+1, owner, res.code, res.stderr)
 		}
-		if cur := beats(); cur == last {
-			t.Fatalf("round %d: the hook recorded no heartbeat in the database (still %q)", i+1, cur)
-		} else {
-			last = cur
+		// The beat is pushed by a detached child of the hook: wait for it
+		// (a hang bound, far past a busy machine's process start). A
+		// hook that ran before the last beat's mark was an interval old
+		// rightly skipped its beat: the agent's next tool use beats.
+		again := time.Now()
+		for cur := beats(); ; cur = beats() {
+			if cur != last {
+				last = cur
+				break
+			}
+			if time.Since(began) > time.Minute {
+				t.Fatalf("round %d: the hook recorded no heartbeat in the database (still %q)", i+1, cur)
+			}
+			if time.Since(again) > 2*time.Second {
+				_ = os.Chtimes(throttle, old, old)
+				hook("post-tool-use")
+				again = time.Now()
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
+		time.Sleep(round)
 	}
 	// The hooks stop (a session thinking for a long time, or a host cut
 	// off): after stale, this host takes the session back.
