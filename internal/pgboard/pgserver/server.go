@@ -269,7 +269,9 @@ func (s *Server) connect(ctx context.Context) error {
 	if err != nil {
 		return &failure{kind: connectFailure(err), err: err}
 	}
-	s.conn = conn
+	// A new backend: a LISTEN or an advisory lock of the one before (a
+	// connection pgx closed on a fatal error) is not on it.
+	s.conn, s.listening, s.historyHeld = conn, false, false
 	return nil
 }
 
