@@ -59,19 +59,7 @@ type Error struct {
 	Arbiter bool
 }
 
-func (e *Error) Error() string {
-	msg := e.Op + ": " + e.Err.Error()
-	if e.ID != "" {
-		msg = e.Op + " " + e.ID + ": " + e.Err.Error()
-	}
-	switch {
-	case e.Holder != "":
-		msg += fmt.Sprintf(" (claimed by %s)", e.Holder)
-	case e.State != "":
-		msg += fmt.Sprintf(" (it is in %s)", e.State)
-	}
-	return msg
-}
+func (e *Error) Error() string { return arbiter.Message(e.Op, e.ID, e.State, e.Holder, e.Err) }
 
 func (e *Error) Unwrap() error { return e.Err }
 

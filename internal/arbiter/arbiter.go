@@ -105,16 +105,21 @@ type Refusal struct {
 	Lost bool
 }
 
-func (e *Refusal) Error() string {
-	msg := e.Op + ": " + e.Err.Error()
-	if e.ID != "" {
-		msg = e.Op + " " + e.ID + ": " + e.Err.Error()
+func (e *Refusal) Error() string { return Message(e.Op, e.ID, e.State, e.Holder, e.Err) }
+
+// Message is how a failed transition reads, a refusal here and a
+// *claim.Error alike: "op id: cause (claimed by holder)" or "(it is in
+// state)" when where the session is now is known.
+func Message(op, id string, state sessions.State, holder string, err error) string {
+	msg := op + ": " + err.Error()
+	if id != "" {
+		msg = op + " " + id + ": " + err.Error()
 	}
 	switch {
-	case e.Holder != "":
-		msg += fmt.Sprintf(" (claimed by %s)", e.Holder)
-	case e.State != "":
-		msg += fmt.Sprintf(" (it is in %s)", e.State)
+	case holder != "":
+		msg += fmt.Sprintf(" (claimed by %s)", holder)
+	case state != "":
+		msg += fmt.Sprintf(" (it is in %s)", state)
 	}
 	return msg
 }
