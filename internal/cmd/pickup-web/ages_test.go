@@ -81,8 +81,8 @@ func TestAgesTimer(t *testing.T) {
 		{h, "1h", 2 * h},
 		{48*h - 1, "47h", 48 * h},
 		{48 * h, "2d", 72 * h},
-		{10*24*h + 5*h, "10d", 11 * 24 * h},
 		{-5 * s, "0s", s}, // this clock behind the server's
+		{10*24*h + 5*h, "10d", 11 * 24 * h},
 	} {
 		text, delay := tickAt(c.off)
 		if want := "updated " + c.text + " ago"; text != want {
@@ -94,7 +94,8 @@ func TestAgesTimer(t *testing.T) {
 		}
 	}
 
-	// Hidden: a change arrives and is shown, but no timer is set.
+	// Hidden: a change arrives and is shown, but no timer is set, though
+	// its ages change sooner than the one set last (the 10 days' above).
 	eval[bool](t, p, `(() => { window.__hidden = true; window.__fake = 0; window.__before = window.__timers.length; return true })()`)
 	pickupCmd(t, dir, "new", "--title", "made while hidden")
 	waitFor(t, p, "the session made while hidden", `[...document.querySelectorAll("#waiting .title")].some(e => e.textContent === "made while hidden")`)
