@@ -75,6 +75,49 @@
     }
   }
 
+  // The waiting list shows its first rows that pass the filters, in the
+  // order next takes them, and says how many more pass them; the history
+  // its newest events, and how many older. "show all" shows every one
+  // (?waiting=all, ?history=all: kept in the address as the filters are).
+  // The rows beyond are on the page but not laid out: a drain of 400
+  // moves the first rows of the list, not 400, and each update's events
+  // push the oldest shown out of the history, not 200 down.
+  const caps = [
+    { list: "waiting-items", more: "waiting-more", param: "waiting", first: 50, beyond: " more", less: "show the first 50" },
+    { list: "history-items", more: "history-more", param: "history", first: 50, beyond: " older", less: "show the newest 50" },
+  ];
+  for (const c of caps) c.all = params.get(c.param) === "all";
+  function cap() {
+    for (const c of caps) {
+      const list = document.getElementById(c.list);
+      const more = document.getElementById(c.more);
+      if (!list || !more) continue;
+      let n = 0;
+      for (const el of list.children) {
+        if (el.classList.contains("hidden")) continue;
+        n++;
+        const over = !c.all && n > c.first;
+        if (el.classList.contains("over") !== over) el.classList.toggle("over", over);
+      }
+      const on = n > c.first;
+      if (more.hidden === on) more.hidden = !on;
+      if (on) {
+        label(more.firstElementChild, c.all ? "all " + n + " shown" : "and " + (n - c.first) + c.beyond);
+        label(more.lastElementChild, c.all ? c.less : "show all");
+      }
+    }
+  }
+  document.addEventListener("click", function (e) {
+    const c = caps.find(function (c) { return e.target && e.target.id === c.param + "-all"; });
+    if (!c) return;
+    c.all = !c.all;
+    const p = new URLSearchParams(location.search);
+    if (c.all) p.set(c.param, "all"); else p.delete(c.param);
+    const q = p.toString();
+    history.replaceState(null, "", location.pathname + (q ? "?" + q : ""));
+    cap();
+  });
+
   // label writes text in el if it is not there already.
   function label(el, text) {
     if (el.__text !== text) { el.textContent = text; el.__text = text; }
@@ -150,6 +193,7 @@
   function placed() {
     known();
     applyFilter();
+    cap();
     tick();
   }
 
@@ -162,6 +206,7 @@
       const q = p.toString();
       history.replaceState(null, "", location.pathname + (q ? "?" + q : ""));
       applyFilter();
+      cap();
     });
   }
 
@@ -246,6 +291,7 @@
     const now = Date.now();
     let next = header(now);
     for (const node of made) { applyFilter(node); next = Math.min(next, ages(node, now)); }
+    cap();
     schedule(next);
     return true;
   }
