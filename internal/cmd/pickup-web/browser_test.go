@@ -2,10 +2,12 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -253,5 +255,109 @@ func TestIdle(t *testing.T) {
 	}
 	if err := srv.cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("pickup-web is gone: %v", err)
+	}
+}
+
+// TestWaitingFirstRows: the waiting list shows its first 50 rows in next's
+// order and says how many more; the filters still find every row (a tag
+// only rows beyond the first 50 carry shows them); "show all" shows every
+// row and is kept in the address; as the first rows go, the next come in.
+func TestWaitingFirstRows(t *testing.T) {
+	dir, b := newBoard(t)
+	var ids []string
+	for i := range 60 {
+		m := sessions.Meta{Title: fmt.Sprintf("row %02d", i), CreatedAt: time.Unix(1_700_000_000+int64(i), 0)}
+		if i >= 55 {
+			m.Tags = []string{"late"}
+		}
+		s, err := b.Create(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	srv := startServer(t, dir)
+	page := tab(t, browser(t), srv.URL, 1200)
+	waitFor(t, page, "the stream to be live", `document.getElementById("live").textContent === "live"`)
+	type view struct {
+		Shown []string `json:"shown"` // the titles of the rows laid out (the history: their session ids)
+		More  string   `json:"more"`  // what the line under the list says ("" if hidden)
+		Rows  int      `json:"rows"`  // the list's rows, laid out or not
+	}
+	lookAt := func(list string) view {
+		t.Helper()
+		return eval[view](t, page, fmt.Sprintf(`(() => {
+			const rows = [...document.querySelectorAll("#%s-items > li")];
+			const shown = rows.filter(li => li.getClientRects().length > 0).map(li => (li.querySelector(".title") || li.querySelector(".sid")).textContent);
+			const more = document.getElementById("%s-more");
+			return { shown, more: more.hidden ? "" : more.textContent, rows: rows.length };
+		})()`, list, list))
+	}
+	look := func() view { t.Helper(); return lookAt("waiting") }
+	rows := func(from, to int) string {
+		var s []string
+		for i := from; i < to; i++ {
+			s = append(s, fmt.Sprintf("row %02d", i))
+		}
+		return strings.Join(s, "|")
+	}
+	choose := func(id, value string) {
+		t.Helper()
+		eval[bool](t, page, fmt.Sprintf(`(() => { const s = document.getElementById(%q); s.value = %q; s.dispatchEvent(new Event("change")); return true })()`, id, value))
+	}
+
+	v := look()
+	if strings.Join(v.Shown, "|") != rows(0, 50) || v.More != "and 10 more show all" {
+		t.Fatalf("the first view shows %d rows %q, and %q; want rows 00 to 49 and \"and 10 more show all\"", len(v.Shown), v.Shown, v.More)
+	}
+	// A tag that only rows beyond the first 50 have: they show.
+	choose("f-tag", "late")
+	if v := look(); strings.Join(v.Shown, "|") != rows(55, 60) || v.More != "" {
+		t.Errorf("tag late shows %q, and %q; want rows 55 to 59 and no more line", v.Shown, v.More)
+	}
+	choose("f-tag", "")
+	// Show all: every row, kept in the address.
+	eval[bool](t, page, `document.getElementById("waiting-all").click() || true`)
+	if v := look(); strings.Join(v.Shown, "|") != rows(0, 60) || v.More != "all 60 shown show the first 50" {
+		t.Errorf("after show all: %d rows, and %q", len(v.Shown), v.More)
+	}
+	if loc := eval[string](t, page, `location.search`); loc != "?waiting=all" {
+		t.Errorf("after show all the address says %q", loc)
+	}
+	eval[bool](t, page, `document.getElementById("waiting-all").click() || true`)
+	// The first rows go (claimed): the next come in.
+	c, err := claim.New(b, "agent-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids[:3] {
+		if _, err := c.Claim(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, page, "three rows claimed", `document.querySelector(".counts").textContent.startsWith("57 waiting")`)
+	if v := look(); strings.Join(v.Shown, "|") != rows(3, 53) || v.More != "and 7 more show all" {
+		t.Errorf("after three claims: %q, and %q; want rows 03 to 52 and \"and 7 more show all\"", v.Shown, v.More)
+	}
+
+	// The history: its newest 50 events of the 63 (60 made, 3 claimed),
+	// newest first, and how many older; show all shows all 63.
+	h := lookAt("history")
+	if h.Rows != 63 || len(h.Shown) != 50 || h.More != "and 13 older show all" {
+		t.Fatalf("the history has %d rows, %d laid out, and says %q; want 63, 50 and \"and 13 older show all\"", h.Rows, len(h.Shown), h.More)
+	}
+	want := []string{ids[2], ids[1], ids[0]}
+	for i := 59; len(want) < 50; i-- {
+		want = append(want, ids[i])
+	}
+	if !slices.Equal(h.Shown, want) {
+		t.Errorf("the history shows %q, want the newest 50 events' sessions %q", h.Shown, want)
+	}
+	eval[bool](t, page, `document.getElementById("history-all").click() || true`)
+	if h := lookAt("history"); len(h.Shown) != 63 || h.More != "all 63 shown show the newest 50" {
+		t.Errorf("after show all the history shows %d rows and says %q", len(h.Shown), h.More)
+	}
+	if loc := eval[string](t, page, `location.search`); loc != "?history=all" {
+		t.Errorf("after show all of the history the address says %q", loc)
 	}
 }

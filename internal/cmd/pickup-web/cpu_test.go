@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/chromedp/chromedp"
 )
 
 // Where the CPU of a drain goes, without perf: the clock ticks (1/100 s)
@@ -123,5 +126,27 @@ func sampleCPU(server int) cpuSplit {
 func signalBrowsers(sig syscall.Signal) {
 	for _, p := range ourChromium(procs()) {
 		_ = syscall.Kill(p.pid, sig)
+	}
+}
+
+// browserPid is the process of the browser of ctx.
+func browserPid(ctx context.Context) int {
+	return chromedp.FromContext(ctx).Browser.Process().Pid
+}
+
+// signalSet sends sig to every chromium process of the browsers whose
+// pids are in browsers (the browser and the processes it started), and to
+// no other: the browsers of one kind of page sleep while another kind's
+// drain is timed.
+func signalSet(browsers map[int]bool, sig syscall.Signal) {
+	all := procs()
+	for _, p := range ourChromium(all) {
+		for q, i := p.pid, 0; i < 64 && q > 1; i++ {
+			if browsers[q] {
+				_ = syscall.Kill(p.pid, sig)
+				break
+			}
+			q = all[q].ppid
+		}
 	}
 }

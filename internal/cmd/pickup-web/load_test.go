@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -57,30 +58,63 @@ func TestLoad(t *testing.T) {
 	// browser.
 	own := withQuery(srv.URL, "stream=own")
 	var tabs []context.Context
+	boards := map[int]bool{} // the pids of the browsers of the board's pages
 	for left := pages; left > 0; left -= perBrowser {
 		page := tab(t, browser(t), own, 1200)
+		boards[browserPid(page)] = true
 		waitFor(t, page, "the stream to be live", `document.getElementById("live").textContent === "live"`)
 		openMore(t, page, own, min(left, perBrowser)-1)
 		tabs = append(tabs, page)
 	}
 
-	// Rounds alternate three drains, each of a full board (a busy
+	// The floor: as many pages, in as many browsers, that receive the
+	// same stream of updates (a server of their own, on a board of its
+	// own filled and drained alike) and do the least a page can do with
+	// each: set one text node. What they cost the drain is what any page
+	// would, the server's work and the browsers' taking in the stream;
+	// what the board's pages cost beyond it is theirs.
+	floorDir, floorBoard := newBoard(t)
+	fillBoard(floorBoard)
+	floorSrv := startServer(t, floorDir)
+	var floorTabs []context.Context
+	floors := map[int]bool{}
+	for left := pages; left > 0; left -= perBrowser {
+		b := browser(t)
+		floors[browserPid(b)] = true
+		openFloor(t, b, floorSrv.Base, min(left, perBrowser))
+		floorTabs = append(floorTabs, b)
+	}
+	floorCaughtUp := func(what string) uint64 {
+		t.Helper()
+		v := caughtUp(t, floorSrv, n)
+		for _, b := range floorTabs {
+			waitFor(t, b, what, fmt.Sprintf(`window.__floors.length === window.__floorWins.length + 1 && window.__floors.every(f => f.v >= %d)`, v))
+		}
+		return v
+	}
+	floorCaughtUp("every floor page showing the filled board")
+
+	// Rounds alternate four drains, each of a full board (a busy
 	// machine's drift hits all alike): alone (the browsers stopped with
-	// SIGSTOP, the server idle); with the pages open but idle (they watch
-	// the loaded board, which does not change: the floor of 50 open
-	// pages); and watched (the drain of the loaded board itself).
-	var ratios, idleRatios []float64
+	// SIGSTOP, the servers idle); with the pages open but idle (they watch
+	// the loaded board, which does not change: what 50 open pages cost);
+	// the floor's (the board's pages stopped, the floor's pages watching
+	// their board drain); and watched (the drain of the loaded board
+	// itself). The floor's browsers are stopped but for their drain.
+	var ratios, idleRatios, floorRatios []float64
 	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
-	var alone, idle, busy time.Duration
-	var aloneCPU, idleCPU, busyCPU cpuSplit
-	pid := srv.cmd.Process.Pid
+	var alone, idle, floor, busy time.Duration
+	var aloneCPU, idleCPU, floorCPU, busyCPU cpuSplit
+	pid, floorPid := srv.cmd.Process.Pid, floorSrv.cmd.Process.Pid
 	for round := range rounds {
 		if round > 0 {
 			fillBoard(loadedBoard)
+			fillBoard(floorBoard)
 			for _, page := range tabs {
 				waitFor(t, page, "every page showing the board filled again", fmt.Sprintf(`[window, ...window.__pages].every(w => {
 					const c = w.document.querySelector(".counts"); return !!c && c.textContent.startsWith(%q) })`, fmt.Sprintf("%d waiting", n)))
 			}
+			floorCaughtUp("every floor page showing the board filled again")
 		}
 		board := fill()
 		signalBrowsers(syscall.SIGSTOP)
@@ -90,15 +124,31 @@ func TestLoad(t *testing.T) {
 		signalBrowsers(syscall.SIGCONT)
 
 		board = fill()
+		signalSet(floors, syscall.SIGSTOP)
 		before = sampleCPU(pid)
 		idle = drain(t, board)
 		idleCPU = idleCPU.plus(sampleCPU(pid).minus(before))
 
+		signalSet(boards, syscall.SIGSTOP)
+		signalSet(floors, syscall.SIGCONT)
+		before = sampleCPU(floorPid)
+		floor = drain(t, floorDir)
+		floorCPU = floorCPU.plus(sampleCPU(floorPid).minus(before))
+		signalSet(floors, syscall.SIGSTOP)
+		signalSet(boards, syscall.SIGCONT)
+
 		before = sampleCPU(pid)
 		busy = drain(t, loaded)
 		busyCPU = busyCPU.plus(sampleCPU(pid).minus(before))
+		signalSet(floors, syscall.SIGCONT)
 		ratios = append(ratios, rate(busy)/rate(alone))
 		idleRatios = append(idleRatios, rate(idle)/rate(alone))
+		floorRatios = append(floorRatios, rate(floor)/rate(alone))
+	}
+	// Every floor page saw the last update of its board.
+	v := caughtUp(t, floorSrv, 0)
+	for _, b := range floorTabs {
+		waitFor(t, b, "every floor page at the floor board's last version", fmt.Sprintf(`window.__floors.every(f => f.v >= %d)`, v))
 	}
 
 	want := fmt.Sprintf("0 waiting · 0 held · 0 set aside · %d done", rounds*n)
@@ -127,10 +177,69 @@ func TestLoad(t *testing.T) {
 		n, pages, rate(busy), rate(alone), median(ratios), rounds, ratios, fsync)
 	fmt.Printf("web load: the same %d pages open and idle (their board does not change): %.1f sessions/s (last round); ratio to alone %.3f, median %v\n",
 		pages, rate(idle), median(idleRatios), idleRatios)
+	fmt.Printf("web load: the floor, %d pages that set one text node per update of the same stream (a server of their own, the board's pages stopped): %.1f sessions/s (last round); ratio to alone %.3f, median %v\n",
+		pages, rate(floor), median(floorRatios), floorRatios)
 	// Where the CPU went, summed over the rounds' drains of each kind.
 	fmt.Printf("web load: CPU of the %d watched drains: %v\n", rounds, busyCPU)
 	fmt.Printf("web load: CPU of the %d idle-page drains: %v\n", rounds, idleCPU)
+	fmt.Printf("web load: CPU of the %d floor drains: %v\n", rounds, floorCPU)
 	fmt.Printf("web load: CPU of the %d drains alone: %v\n", rounds, aloneCPU)
+}
+
+// openFloor opens n floor pages in the browser b: documents of the server
+// at base that are not the board (its style sheet), each reading the
+// server's stream with an EventSource of its own and setting one text
+// node per event (window.__floors: each page's last version). The first
+// is b's tab, the others windows it opened (window.__floorWins).
+func openFloor(t *testing.T, b context.Context, base string, n int) {
+	t.Helper()
+	url := base + "/static/style.css"
+	do(t, b, chromedp.EmulateViewport(1200, 900), chromedp.Navigate(url))
+	eval[bool](t, b, fmt.Sprintf(`(() => { window.__floorWins = []; for (let i = 0; i < %d; i++) window.__floorWins.push(window.open(%q, "_blank")); return true })()`, n-1, url))
+	waitCount(t, b, "floor pages loaded", `window.__floorWins.filter(w => w.document && w.document.readyState === "complete" && w.location.href === `+strconv.Quote(url)+` && !!w.document.body).length`, n-1)
+	eval[bool](t, b, fmt.Sprintf(`(() => {
+		const floor = w => {
+			const d = w.document.createElement("div"), text = w.document.createTextNode("");
+			d.appendChild(text);
+			w.document.body.prepend(d);
+			const f = { v: 0 };
+			const es = new w.EventSource(%q);
+			const set = e => { f.v = Number(e.lastEventId); text.data = e.lastEventId; };
+			es.addEventListener("board", set);
+			es.addEventListener("patch", set);
+			return f;
+		};
+		window.__floors = [window, ...window.__floorWins].map(floor);
+		return true })()`, base+"/events"))
+	waitCount(t, b, "floor pages reading the stream", `window.__floors.filter(f => f.v > 0).length`, n)
+}
+
+// caughtUp waits until srv's board shows want waiting sessions (0: any)
+// and returns the version of its rendering.
+func caughtUp(t *testing.T, srv *webServer, want int) uint64 {
+	t.Helper()
+	last, since := "", time.Now()
+	for {
+		res, err := http.Get(srv.Base + "/board")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := strconv.ParseUint(res.Header.Get("X-Pickup-Version"), 10, 64)
+		if want == 0 || strings.Contains(string(body), fmt.Sprintf("<span>%d waiting</span>", want)) {
+			return v
+		}
+		if s := string(body); s != last {
+			last, since = s, time.Now()
+		} else if time.Since(since) > hang {
+			t.Fatalf("%s/board does not show %d waiting, and did not change for %s", srv.Base, want, hang)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // drain runs 4 agents, each a pickup work process, until the board in dir

@@ -5,7 +5,9 @@
 // marked data-list; see patch.go). This script only puts the server's
 // bytes in place, row by row, keeping the nodes of the rows that did not
 // change; filters rows, counts ages, and sends actions. No polling: the
-// only timer counts ages on the page, and the server does nothing for it.
+// only timer counts ages on the page, set for the moment the first age
+// shown changes (none while the page is hidden), and the server does
+// nothing for it.
 "use strict";
 (function () {
   const main = document.getElementById("main");
@@ -24,6 +26,16 @@
     if (s < 3600) return Math.floor(s / 60) + "m";
     if (s < 48 * 3600) return Math.floor(s / 3600) + "h";
     return Math.floor(s / 86400) + "d";
+  }
+
+  // changes says when (ms since the epoch) the age of since, shown at now,
+  // next changes: the next second under a minute, the next minute under an
+  // hour, the next hour under 48 hours, then the next day (as age counts).
+  function changes(since, now) {
+    const ms = now - since;
+    if (ms < 1000) return since + 1000; // "0s", also for a time ahead of this clock
+    const unit = ms < 60e3 ? 1e3 : ms < 3600e3 ? 60e3 : ms < 48 * 3600e3 ? 3600e3 : 86400e3;
+    return since + (Math.floor(ms / unit) + 1) * unit;
   }
 
   function setOptions(select, values, chosen) {
@@ -63,29 +75,106 @@
     }
   }
 
-  // ages writes the ages in root; only those that changed, so that a
-  // second that changes no age changes nothing on the page.
-  function ages(root, now) {
-    for (const t of within(root, "time[data-since]")) {
-      const since = Number(t.dataset.since);
-      const text = since ? age(now - since) : "?";
-      if (t.textContent !== text) t.textContent = text;
+  // The waiting list shows its first rows that pass the filters, in the
+  // order next takes them, and says how many more pass them; the history
+  // its newest events, and how many older. "show all" shows every one
+  // (?waiting=all, ?history=all: kept in the address as the filters are).
+  // The rows beyond are on the page but not laid out: a drain of 400
+  // moves the first rows of the list, not 400, and each update's events
+  // push the oldest shown out of the history, not 200 down.
+  const caps = [
+    { list: "waiting-items", more: "waiting-more", param: "waiting", first: 50, beyond: " more", less: "show the first 50" },
+    { list: "history-items", more: "history-more", param: "history", first: 50, beyond: " older", less: "show the newest 50" },
+  ];
+  for (const c of caps) c.all = params.get(c.param) === "all";
+  function cap() {
+    for (const c of caps) {
+      const list = document.getElementById(c.list);
+      const more = document.getElementById(c.more);
+      if (!list || !more) continue;
+      let n = 0;
+      for (const el of list.children) {
+        if (el.classList.contains("hidden")) continue;
+        n++;
+        const over = !c.all && n > c.first;
+        if (el.classList.contains("over") !== over) el.classList.toggle("over", over);
+      }
+      const on = n > c.first;
+      if (more.hidden === on) more.hidden = !on;
+      if (on) {
+        label(more.firstElementChild, c.all ? "all " + n + " shown" : "and " + (n - c.first) + c.beyond);
+        label(more.lastElementChild, c.all ? c.less : "show all");
+      }
     }
+  }
+  document.addEventListener("click", function (e) {
+    const c = caps.find(function (c) { return e.target && e.target.id === c.param + "-all"; });
+    if (!c) return;
+    c.all = !c.all;
+    const p = new URLSearchParams(location.search);
+    if (c.all) p.set(c.param, "all"); else p.delete(c.param);
+    const q = p.toString();
+    history.replaceState(null, "", location.pathname + (q ? "?" + q : ""));
+    cap();
+  });
+
+  // label writes text in el if it is not there already.
+  function label(el, text) {
+    if (el.__text !== text) { el.textContent = text; el.__text = text; }
+  }
+
+  // ages writes the ages in root that changed, so that a moment that
+  // changes no age changes nothing on the page, and returns when the next
+  // one changes (Infinity: none will). The server never changes an element
+  // in place (a row that changed comes as a new node), so each keeps its
+  // time as read, and when its age changes next.
+  const times = main.getElementsByTagName("time"); // live: those on the page
+  let lastNow = 0;
+  function ages(root, now) {
+    // This clock went back: every age is counted again.
+    const all = now < lastNow;
+    lastNow = now;
+    let next = Infinity;
+    for (const t of root === main ? times : within(root, "time")) {
+      if (t.__since === undefined) t.__since = t.hasAttribute("data-since") ? Number(t.dataset.since) || 0 : -1;
+      if (t.__since < 0) continue; // a clock time, not an age
+      if (all || !(t.__next > now)) {
+        label(t, t.__since ? age(now - t.__since) : "?");
+        t.__next = t.__since ? changes(t.__since, now) : Infinity;
+      }
+      if (t.__next < next) next = t.__next;
+    }
+    return next;
+  }
+
+  // The timer: one at a time, set for the next moment an age shown
+  // changes; none while the page is hidden (it counts again the moment
+  // it is shown).
+  let timer = 0, timerAt = Infinity;
+  function schedule(at) {
+    if (document.hidden || !(at < timerAt)) return;
+    clearTimeout(timer);
+    timerAt = at;
+    // A little after the moment, so that the age has changed by then.
+    timer = setTimeout(tick, Math.max(0, at - Date.now()) + 20);
   }
 
   function tick() {
+    clearTimeout(timer);
+    timer = 0; timerAt = Infinity;
     const now = Date.now();
-    ages(main, now);
-    header(now);
+    schedule(Math.min(ages(main, now), header(now)));
   }
+  document.addEventListener("visibilitychange", function () { if (!document.hidden) tick(); });
 
-  // header says how old the board is, and whether the stream is live.
+  // header says how old the board is, and whether the stream is live; it
+  // returns when the age it shows changes.
   function header(now) {
     const board = document.getElementById("board");
-    const at = board ? Number(board.dataset.updated) : 0;
-    const text = at ? "updated " + age(now - at) + " ago" : "";
-    if (updated.textContent !== text) updated.textContent = text;
-    dropped.hidden = connected;
+    const at = board ? Number(board.dataset.updated) || 0 : 0;
+    if (dropped.hidden !== connected) dropped.hidden = connected;
+    label(updated, at ? "updated " + age(now - at) + " ago" : "");
+    return at ? changes(at, now) : Infinity;
   }
 
   // known puts the owners and tags the board knows in the filters.
@@ -104,6 +193,7 @@
   function placed() {
     known();
     applyFilter();
+    cap();
     tick();
   }
 
@@ -116,6 +206,7 @@
       const q = p.toString();
       history.replaceState(null, "", location.pathname + (q ? "?" + q : ""));
       applyFilter();
+      cap();
     });
   }
 
@@ -198,8 +289,10 @@
     }
     known();
     const now = Date.now();
-    for (const node of made) { applyFilter(node); ages(node, now); }
-    header(now);
+    let next = header(now);
+    for (const node of made) { applyFilter(node); next = Math.min(next, ages(node, now)); }
+    cap();
+    schedule(next);
     return true;
   }
   // patched applies the patch p, made to go from version base to v.
@@ -310,5 +403,4 @@
 
   placed();
   stream();
-  setInterval(tick, 1000);
 })();
