@@ -11,8 +11,9 @@ import (
 )
 
 // fakeClock is put in the page before its script runs: Date.now answers
-// window.__fake when it is set (the real clock when 0), every timer the
-// page sets is recorded with its delay (window.__timers, window.__intervals),
+// window.__fake when it is set (the real clock when 0), every timer of the
+// ages the page sets is recorded with its delay (window.__timers; intervals
+// are counted in window.__intervals),
 // and document.hidden answers window.__hidden.
 const fakeClock = `(() => {
 	const realNow = Date.now;
@@ -21,7 +22,9 @@ const fakeClock = `(() => {
 	window.__timers = [];
 	window.__intervals = 0;
 	const st = window.setTimeout, si = window.setInterval;
-	window.setTimeout = function (f, d, ...a) { window.__timers.push(d); return st.call(window, f, d, ...a); };
+	// Only the ages' timer (app.js's tick) is counted: a stream that a
+	// busy machine dropped sets its reconnection's timer, which is no age.
+	window.setTimeout = function (f, d, ...a) { if (f && f.name === "tick") window.__timers.push(d); return st.call(window, f, d, ...a); };
 	window.setInterval = function (...a) { window.__intervals++; return si.apply(window, a); };
 	window.__hidden = false;
 	Object.defineProperty(Document.prototype, "hidden", { get() { return window.__hidden; }, configurable: true });
