@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/pgboard"
+	"golang.org/x/sys/unix"
 )
 
 // TestDaemonGoneAtConnect: the machine's pickup-postgres daemon exits
@@ -37,11 +38,37 @@ func TestDaemonGoneAtConnect(t *testing.T) {
 			conn.Close()
 		}
 	}()
+	// The daemon that served the clone's setup sees its socket replaced
+	// and exits: wait for that (its lock comes free), so that it can no
+	// longer take the new socket with it.
+	waitUnlocked(t, sock+".lock")
 	id := strings.TrimSpace(c.must("", "new", "-t", "after the daemon left"))
-	<-accepted
+	select {
+	case <-accepted:
+	case <-time.After(time.Minute):
+		t.Fatalf("new succeeded without connecting to %s: the socket was gone", sock)
+	}
 	if got := server.psql(t, db, "SELECT count(*) FROM pickup_sessions WHERE id = '"+id+"'"); got != "1" {
 		t.Errorf("the database has %s rows for %s, want 1", got, id)
 	}
+}
+
+// waitUnlocked waits until no process holds the flock on path (none
+// holds it if there is no such file), bounded by a minute from the start.
+func waitUnlocked(t *testing.T, path string) {
+	t.Helper()
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	for deadline := time.Now().Add(time.Minute); unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon holding %s did not exit within a minute of its socket being replaced", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = unix.Flock(fd, unix.LOCK_UN)
 }
 
 // TestDaemonOfAnotherInstall: a pickup installed anew (another

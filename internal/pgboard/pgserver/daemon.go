@@ -44,10 +44,14 @@ func (d *Daemon) Run() error {
 		return ErrRunning
 	}
 	_ = os.Remove(d.Socket) // a dead daemon's
-	l, err := net.Listen("unix", d.Socket)
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: d.Socket, Net: "unix"})
 	if err != nil {
 		return err
 	}
+	// Closing a listener would unlink its path, by name: once the socket
+	// was replaced, that is another daemon's (or a test's) socket, and the
+	// command about to dial it would find none. watch removes ours itself.
+	l.SetUnlinkOnClose(false)
 	var ours unix.Stat_t
 	if err := unix.Lstat(d.Socket, &ours); err != nil {
 		l.Close()
