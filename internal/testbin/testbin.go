@@ -65,24 +65,38 @@ func Main(m *testing.M, prefix string, dir *string) int {
 	return m.Run()
 }
 
-// WaitDetached waits (up to 10 s) until no process works in a directory
-// under root: pickup's detached processes (a shared board's heartbeat
-// pushes, a SessionEnd release in commit mode) outlive the command that
-// started them, and a test's folder must not be removed under them.
+// WaitDetached waits until no process works in a directory under root:
+// pickup's detached processes (a shared board's heartbeat pushes, a
+// SessionEnd release in commit mode) outlive the command that started
+// them, and a test's folder must not be removed under them. It gives up
+// once the same processes have worked there for 10 s with none ending or
+// starting (a daemon that stays: the test's own cleanup ends it), or
+// after two minutes in all; on a busy machine a chain of git processes
+// can take longer than 10 s to end.
 func WaitDetached(root string) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		busy := false
-		procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
-		for _, p := range procs {
-			if cwd, err := os.Readlink(p); err == nil && (cwd == root || strings.HasPrefix(cwd, root+"/")) {
-				busy = true
-				break
-			}
-		}
-		if !busy {
+	start, changed := time.Now(), time.Now()
+	last := ""
+	for time.Since(changed) < 10*time.Second && time.Since(start) < 2*time.Minute {
+		busy := workingIn(root)
+		if busy == "" {
 			return
+		}
+		if busy != last {
+			last, changed = busy, time.Now()
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// workingIn lists the processes whose working directory is root or
+// under it, as "pid pid …" ("" for none).
+func workingIn(root string) string {
+	var pids []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		if cwd, err := os.Readlink(p); err == nil && (cwd == root || strings.HasPrefix(cwd, root+"/")) {
+			pids = append(pids, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return strings.Join(pids, " ")
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pickup-dev/pickup/internal/testbin"
 	"github.com/pickup-dev/pickup/internal/testbound"
 )
 
@@ -68,6 +69,10 @@ func fill(t *testing.T, path string) int64 {
 // creating the board branch, the others joining it.
 func (r *remote) clonesOn(dir string, n int) []*clone {
 	r.t.Helper()
+	// Runs before the remote's folder is removed and dir unmounted: a
+	// clone's detached processes (the queue's pusher, heartbeats) work in
+	// the clone and write to the remote and to $HOME, both in its folder.
+	r.t.Cleanup(func() { testbin.WaitDetached(dir) })
 	var out []*clone
 	for i := range n {
 		c := &clone{r: r, name: fmt.Sprintf("c%d", i), dir: filepath.Join(dir, fmt.Sprintf("c%d", i))}
