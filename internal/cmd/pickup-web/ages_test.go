@@ -12,8 +12,9 @@ import (
 
 // fakeClock is put in the page before its script runs: Date.now answers
 // window.__fake when it is set (the real clock when 0), every timer the
-// page sets is recorded with its delay (window.__timers, window.__intervals),
-// and document.hidden answers window.__hidden.
+// page's script sets is recorded with its delay (window.__timers,
+// window.__intervals; not those of chromedp's polls, which run in the page
+// too), and document.hidden answers window.__hidden.
 const fakeClock = `(() => {
 	const realNow = Date.now;
 	window.__fake = 0;
@@ -21,8 +22,9 @@ const fakeClock = `(() => {
 	window.__timers = [];
 	window.__intervals = 0;
 	const st = window.setTimeout, si = window.setInterval;
-	window.setTimeout = function (f, d, ...a) { window.__timers.push(d); return st.call(window, f, d, ...a); };
-	window.setInterval = function (...a) { window.__intervals++; return si.apply(window, a); };
+	const mine = () => (new Error().stack || "").includes("/static/app.js");
+	window.setTimeout = function (f, d, ...a) { if (mine()) window.__timers.push(d); return st.call(window, f, d, ...a); };
+	window.setInterval = function (...a) { if (mine()) window.__intervals++; return si.apply(window, a); };
 	window.__hidden = false;
 	Object.defineProperty(Document.prototype, "hidden", { get() { return window.__hidden; }, configurable: true });
 })()`
