@@ -12,9 +12,10 @@ import (
 
 // fakeClock is put in the page before its script runs: Date.now answers
 // window.__fake when it is set (the real clock when 0), every timer of the
-// ages the page sets is recorded with its delay (window.__timers; intervals
-// are counted in window.__intervals),
-// and document.hidden answers window.__hidden.
+// ages the page sets is recorded with its delay (window.__timers), every
+// interval its script sets is counted (window.__intervals; not those of
+// chromedp's polls, which run in the page too), and document.hidden
+// answers window.__hidden.
 const fakeClock = `(() => {
 	const realNow = Date.now;
 	window.__fake = 0;
@@ -24,8 +25,9 @@ const fakeClock = `(() => {
 	const st = window.setTimeout, si = window.setInterval;
 	// Only the ages' timer (app.js's tick) is counted: a stream that a
 	// busy machine dropped sets its reconnection's timer, which is no age.
+	const mine = () => (new Error().stack || "").includes("/static/app.js");
 	window.setTimeout = function (f, d, ...a) { if (f && f.name === "tick") window.__timers.push(d); return st.call(window, f, d, ...a); };
-	window.setInterval = function (...a) { window.__intervals++; return si.apply(window, a); };
+	window.setInterval = function (...a) { if (mine()) window.__intervals++; return si.apply(window, a); };
 	window.__hidden = false;
 	Object.defineProperty(Document.prototype, "hidden", { get() { return window.__hidden; }, configurable: true });
 })()`

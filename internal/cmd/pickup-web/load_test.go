@@ -22,9 +22,10 @@ import (
 
 // TestLoad: pages open while 4 agents (4 pickup work processes) drain the
 // board: every page ends showing the same final board. It also times the
-// drain against the same drain alone (the browsers stopped) and with the
-// pages open but idle, and prints the ratios and where the CPU went as
-// figures, never as assertions (scripts/bench prints them as its "web"
+// drain against the same drain alone (the browsers stopped), with the
+// pages open but idle, and with as many floor pages (the same stream, one
+// text node set per update), and prints the ratios and where the CPU went
+// as figures, never as assertions (scripts/bench prints them as its "web"
 // rows). go test runs 6 pages (one browser) and 40 sessions;
 // PICKUP_WEB_LOAD=full (scripts/bench) runs 50 pages and 400.
 // perBrowser is how many pages of the board one browser keeps live.
@@ -105,6 +106,7 @@ func TestLoad(t *testing.T) {
 	rate := func(d time.Duration) float64 { return float64(n) / d.Seconds() }
 	var alone, idle, floor, busy time.Duration
 	var aloneCPU, idleCPU, floorCPU, busyCPU cpuSplit
+	var busyUpdates, floorUpdates uint64 // the renderings the servers made during those drains
 	pid, floorPid := srv.cmd.Process.Pid, floorSrv.cmd.Process.Pid
 	for round := range rounds {
 		if round > 0 {
@@ -131,15 +133,17 @@ func TestLoad(t *testing.T) {
 
 		signalSet(boards, syscall.SIGSTOP)
 		signalSet(floors, syscall.SIGCONT)
-		before = sampleCPU(floorPid)
+		before, v := sampleCPU(floorPid), caughtUp(t, floorSrv, 0)
 		floor = drain(t, floorDir)
 		floorCPU = floorCPU.plus(sampleCPU(floorPid).minus(before))
+		floorUpdates += caughtUp(t, floorSrv, 0) - v
 		signalSet(floors, syscall.SIGSTOP)
 		signalSet(boards, syscall.SIGCONT)
 
-		before = sampleCPU(pid)
+		before, v = sampleCPU(pid), caughtUp(t, srv, 0)
 		busy = drain(t, loaded)
 		busyCPU = busyCPU.plus(sampleCPU(pid).minus(before))
+		busyUpdates += caughtUp(t, srv, 0) - v
 		signalSet(floors, syscall.SIGCONT)
 		ratios = append(ratios, rate(busy)/rate(alone))
 		idleRatios = append(idleRatios, rate(idle)/rate(alone))
@@ -184,6 +188,14 @@ func TestLoad(t *testing.T) {
 	fmt.Printf("web load: CPU of the %d idle-page drains: %v\n", rounds, idleCPU)
 	fmt.Printf("web load: CPU of the %d floor drains: %v\n", rounds, floorCPU)
 	fmt.Printf("web load: CPU of the %d drains alone: %v\n", rounds, aloneCPU)
+	// The browsers' CPU per update a page took in: what a drain's speed
+	// does not change (a slower drain makes more updates).
+	perUpdate := func(c cpuSplit, updates uint64) string {
+		ms := func(ticks int) float64 { return float64(ticks) * 10 / float64(max(updates, 1)*uint64(pages)) }
+		return fmt.Sprintf("chromium %.1f ms (renderers %.1f ms)", ms(c.renderers+c.browser+c.chromium), ms(c.renderers))
+	}
+	fmt.Printf("web load: CPU per page and update: the board's pages %s over %d updates; the floor's %s over %d\n",
+		perUpdate(busyCPU, busyUpdates), busyUpdates, perUpdate(floorCPU, floorUpdates), floorUpdates)
 }
 
 // openFloor opens n floor pages in the browser b: documents of the server
