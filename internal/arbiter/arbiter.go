@@ -1,7 +1,7 @@
 // Package arbiter is what decides, beyond one board directory, whether a
 // transition stands: the interface every kind of shared board implements
-// (a git remote's board branch in internal/shared, a PostgreSQL database in
-// internal/pgboard), a local arbiter that decides nothing (a board that is
+// (a git remote's board branch in internal/arbiter/gitremote, a PostgreSQL database in
+// internal/arbiter/postgres), a local arbiter that decides nothing (a board that is
 // not shared), and the outcomes an arbiter reports, as errors that claim
 // re-exports as the same values.
 //

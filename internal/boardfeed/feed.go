@@ -26,14 +26,14 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/boardview"
 	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/leasebook"
-	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/internal/proc"
-	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -46,7 +46,7 @@ type Feed struct {
 	stale  time.Duration
 	// Shared is the board's arbiter if it is shared (nil if local), and
 	// Fetch how often the live board fetches its remote.
-	Shared *shared.Board
+	Shared *gitremote.Board
 	Remote string
 	Fetch  time.Duration
 	now    func() time.Time
@@ -68,14 +68,14 @@ type Feed struct {
 	// database answered once; pgURL is config.yaml's shared:, dbErr why
 	// the database did not answer last (under mu), pgBeats the owners'
 	// heartbeats in it (under mu).
-	PG    *pgboard.Board
+	PG    *postgres.Board
 	pgURL string
 	// netTimeout is how long the database's requests ride over its
 	// failures ($PICKUP_NETWORK_TIMEOUT, else config.yaml's
 	// network_timeout, else pgboard's default), as for every command.
 	netTimeout time.Duration
 	dbErr      string
-	pgBeats    map[string]pgboard.Beat
+	pgBeats    map[string]postgres.Beat
 }
 
 // refreshPeerHosts reads, after a fetch, which machine each owner of
@@ -137,12 +137,12 @@ func Open(ctx context.Context, dir string) (*Feed, error) {
 		}
 		f.openPG(ctx, cfg.Shared)
 	} else if cfg.Shared != "" {
-		sb, err := shared.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
+		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
 		if err != nil {
 			return nil, fmt.Errorf("open shared board (shared: %s in config.yaml): %w", cfg.Shared, err)
 		}
 		sb.Leases = leasebook.Of(b)
-		f.Shared, f.Remote, f.Fetch = sb, cfg.Shared, shared.DefaultFetch
+		f.Shared, f.Remote, f.Fetch = sb, cfg.Shared, gitremote.DefaultFetch
 		if cfg.SharedFetch > 0 {
 			f.Fetch = cfg.SharedFetch
 		}

@@ -10,16 +10,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/boardview"
 	"github.com/pickup-dev/pickup/internal/leasebook"
-	"github.com/pickup-dev/pickup/internal/pgboard"
 )
 
 // A board that PostgreSQL arbitrates (pickup init --shared postgres://…):
 // its directory is this machine's mirror of the database, which pickup
 // brings in line before each command. The live board keeps it in line
 // itself: a waiter of its own blocks in the database until any transition
-// on any machine (pgboard.Waiter.WaitMoves), then Refresh writes the
+// on any machine (postgres.Waiter.WaitMoves), then Refresh writes the
 // sessions where the database has them, which the board's watchers see
 // like any change of the directory; at least every PGPoll it reads the
 // database anyway (heartbeats of other machines move no session). A
@@ -60,7 +60,7 @@ func (f *Feed) connectPG(ctx context.Context) error {
 	if f.PG != nil {
 		return nil
 	}
-	pg, err := pgboard.OpenWith(ctx, f.B, f.pgURL, pgboard.Options{NetworkTimeout: f.netTimeout})
+	pg, err := postgres.OpenWith(ctx, f.B, f.pgURL, postgres.Options{NetworkTimeout: f.netTimeout})
 	if err != nil {
 		f.setDBErr(err)
 		return err
@@ -79,7 +79,7 @@ func (f *Feed) refreshPG(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	beats := map[string]pgboard.Beat{}
+	beats := map[string]postgres.Beat{}
 	for _, b := range f.PG.Beats() {
 		beats[b.Owner] = b
 	}
@@ -108,7 +108,7 @@ func dbErrText(err error) string {
 	if err == nil {
 		return ""
 	}
-	var de *pgboard.DatabaseError
+	var de *postgres.DatabaseError
 	text := err.Error()
 	if errors.As(err, &de) && de.Err != nil {
 		text = de.Err.Error()
@@ -133,7 +133,7 @@ func dbErrText(err error) string {
 func (l *live) followPG() {
 	f := l.f
 	var mu sync.Mutex
-	var w *pgboard.Waiter
+	var w *postgres.Waiter
 	closeWaiter := func() {
 		mu.Lock()
 		defer mu.Unlock()

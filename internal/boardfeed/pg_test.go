@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/boardview"
-	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -22,9 +22,9 @@ func TestDBErrText(t *testing.T) {
 		want string
 	}{
 		{nil, ""},
-		{&pgboard.DatabaseError{URL: "postgres://x@h/db", Op: "read the board", Err: errors.New("failed to connect to `user=x database=db`: 10.0.0.5:5432 (h): dial error: dial tcp 10.0.0.5:5432: connect: connection refused")},
+		{&postgres.DatabaseError{URL: "postgres://x@h/db", Op: "read the board", Err: errors.New("failed to connect to `user=x database=db`: 10.0.0.5:5432 (h): dial error: dial tcp 10.0.0.5:5432: connect: connection refused")},
 			"dial tcp 10.0.0.5:5432: connect: connection refused"},
-		{&pgboard.DatabaseError{URL: "postgres://x@h/db", Op: "wait", Err: errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")},
+		{&postgres.DatabaseError{URL: "postgres://x@h/db", Op: "wait", Err: errors.New("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")},
 			"FATAL: terminating connection due to administrator command (SQLSTATE 57P01)"},
 		{errors.New("postgres board: pickup-postgres not found"), "postgres board: pickup-postgres not found"},
 	} {

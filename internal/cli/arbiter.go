@@ -2,8 +2,8 @@ package cli
 
 // A shared board's arbiter decides, beyond this clone, whether a
 // transition stands: the git remote's board branch (pickup init --shared
-// REMOTE, internal/shared) or a PostgreSQL database (pickup init --shared
-// postgres://…, internal/pgboard). The transitions reach it through
+// REMOTE, internal/arbiter/gitremote) or a PostgreSQL database (pickup init --shared
+// postgres://…, internal/arbiter/postgres). The transitions reach it through
 // sessions.Board.Arbiter, which each sets when it opens; everything else
 // the commands need of it (bring the board in line, keep waiters woken,
 // heartbeats, sync, doctor) goes through the arbiter interface below, so
@@ -14,7 +14,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/pickup-dev/pickup/internal/shared"
+	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -300,7 +300,7 @@ func (r *run) viewBoard() (*sessions.Board, error) {
 		// owners that work in other clones of this machine are judged by
 		// their processes, read from those clones' leases.
 		if b.HeardHolders == nil {
-			b.HeardHolders = shared.ViewHolders(b, "")
+			b.HeardHolders = gitremote.ViewHolders(b, "")
 		}
 		return b, nil
 	}

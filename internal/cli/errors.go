@@ -10,9 +10,9 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/gitx"
-	"github.com/pickup-dev/pickup/internal/pgboard"
-	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -44,9 +44,9 @@ var exitCodes = []struct {
 	code int
 }{
 	{context.Canceled, ExitInterrupted},
-	{shared.ErrDiskFull, ExitError}, // the machine's failure, not the remote's
-	{shared.ErrRemote, ExitRemote},
-	{pgboard.ErrDatabase, ExitRemote},
+	{gitremote.ErrDiskFull, ExitError}, // the machine's failure, not the remote's
+	{gitremote.ErrRemote, ExitRemote},
+	{postgres.ErrDatabase, ExitRemote},
 	{gitx.ErrNetTimeout, ExitRemote}, // a remote that stopped answering (sync)
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},

@@ -2,7 +2,7 @@ package cli
 
 // The shared board (pickup init --shared): every transition is pushed to
 // the remote's board branch and stands only once the remote took it. See
-// internal/shared.
+// internal/arbiter/gitremote.
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/leasebook"
-	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -33,7 +33,7 @@ type gitKind struct{}
 
 // gitArbiter is a git remote's board branch as a board's arbiter.
 type gitArbiter struct {
-	sb  *shared.Board
+	sb  *gitremote.Board
 	b   *sessions.Board
 	cfg sessions.Config
 	mu  sync.Mutex
@@ -52,17 +52,17 @@ func (gitKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg s
 func (gitKind) viewsFresh() bool { return false }
 
 func (gitKind) beatDue(dir, owner string, every time.Duration, now time.Time) bool {
-	return shared.BeatDue(dir, owner, every, now)
+	return gitremote.BeatDue(dir, owner, every, now)
 }
 
 // ready checks that config.yaml is what the clone joined and fetches
 // (one fetch; a claim or a transition trusts one that another process of
-// the clone made within shared.Fresh).
+// the clone made within gitremote.Fresh).
 func (a *gitArbiter) ready(ctx context.Context, trustRecent bool) error {
 	if err := a.sb.CheckIdentity(ctx, a.cfg, configPath(a.b)); err != nil {
 		return identityRefusal(a.b, err)
 	}
-	if trustRecent && a.sb.FetchedWithin(shared.Fresh) {
+	if trustRecent && a.sb.FetchedWithin(gitremote.Fresh) {
 		// A claim or a transition needs no fetch to be right: the push is
 		// the compare-and-swap, and a refused one fetches. Another process
 		// of this clone fetched a moment ago, so the board here is at most
@@ -74,7 +74,7 @@ func (a *gitArbiter) ready(ctx context.Context, trustRecent bool) error {
 		return nil
 	}
 	if _, err := a.sb.Refresh(ctx); err != nil {
-		if errors.Is(err, shared.ErrNoBoardBranch) {
+		if errors.Is(err, gitremote.ErrNoBoardBranch) {
 			return &remoteFailure{err: err, hint: fmt.Sprintf("run `pickup init --shared %s` in one clone to put the board on the remote; nothing was changed", a.cfg.Shared)}
 		}
 		return err
@@ -106,9 +106,9 @@ func (a *gitArbiter) heartbeat(ctx context.Context, owner string, every time.Dur
 	return err
 }
 
-// watch: see shared.Arbiter.Watch (a fetch every shared_fetch).
+// watch: see gitremote.Arbiter.Watch (a fetch every shared_fetch).
 func (a *gitArbiter) watch(ctx context.Context, warn func(error)) func() {
-	return shared.NewArbiter(a.sb, a.cfg).Watch(ctx, warn)
+	return gitremote.NewArbiter(a.sb, a.cfg).Watch(ctx, warn)
 }
 
 // sync: every transition is on the remote already, so it only checks
@@ -149,12 +149,12 @@ func configPath(b *sessions.Board) string { return filepath.Join(b.Dir, sessions
 
 // open opens the shared board of b, its git commands relayed by the git
 // proxy.
-func (m *sharedMode) open(ctx context.Context, b *sessions.Board, remote, branch string) (*shared.Board, error) {
+func (m *sharedMode) open(ctx context.Context, b *sessions.Board, remote, branch string) (*gitremote.Board, error) {
 	timeout, err := m.netTimeout()
 	if err != nil {
 		return nil, err
 	}
-	sb, err := shared.Open(ctx, b, remote, branch)
+	sb, err := gitremote.Open(ctx, b, remote, branch)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (gitKind) initBoard(r *run, c *ucli.Context, remote string) error {
 		return err
 	}
 	r.noSync = r.noSync || b.NoSync
-	id, joined := shared.Joined(repo, b.Dir)
+	id, joined := gitremote.Joined(repo, b.Dir)
 	if c.Bool("follow") {
 		return r.followShared(b, repo, id, joined)
 	}
@@ -258,7 +258,7 @@ func (gitKind) initBoard(r *run, c *ucli.Context, remote string) error {
 		return refuse(fmt.Errorf("init --shared %s: the board is shared through %s already (config.yaml)", remote, cfg.Shared), "edit shared: in config.yaml if the remote was renamed")
 	}
 	if branch == "" {
-		branch = shared.DefaultBranch
+		branch = gitremote.DefaultBranch
 	}
 	if err := sessions.ValidBoardBranch(branch); err != nil {
 		return refuse(fmt.Errorf("init --shared: %w", err), "write shared_branch: pickup in config.yaml (a branch of its own)")

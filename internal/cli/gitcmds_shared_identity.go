@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/gitx"
-	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -28,14 +28,14 @@ func notSharedHere(b *sessions.Board, cfg sessions.Config) error {
 	if !ok {
 		return nil
 	}
-	id, ok := shared.ReadIdentity(filepath.Join(top, ".git"))
+	id, ok := gitremote.ReadIdentity(filepath.Join(top, ".git"))
 	if !ok {
 		return nil
 	}
 	if id.Board != "" && !sameDir(filepath.Join(top, filepath.FromSlash(id.Board)), b.Dir) {
 		return nil // another board of this repository
 	}
-	return &shared.IdentityError{Want: id, Got: cfg, Path: filepath.Join(b.Dir, sessions.ConfigFile)}
+	return &gitremote.IdentityError{Want: id, Got: cfg, Path: filepath.Join(b.Dir, sessions.ConfigFile)}
 }
 
 // sameDir reports whether a and b are one directory.
@@ -48,7 +48,7 @@ func sameDir(a, b string) bool {
 // identityRefusal is the error of a shared board whose settings are not
 // what the clone joined, or whose branch is the code's.
 func identityRefusal(b *sessions.Board, err error) error {
-	var be *shared.BranchError
+	var be *gitremote.BranchError
 	if errors.As(err, &be) {
 		where := filepath.Join(b.Dir, sessions.ConfigFile)
 		if line := b.ConfigLine("shared_branch"); line > 0 {
@@ -63,7 +63,7 @@ func identityRefusal(b *sessions.Board, err error) error {
 // shared_branch: branch unless it is the default), keeping its other
 // lines.
 func setSharedConfig(b *sessions.Board, cfg sessions.Config, remote, branch string) error {
-	if cfg.Shared == remote && (cfg.SharedBranch == branch || cfg.SharedBranch == "" && branch == shared.DefaultBranch) {
+	if cfg.Shared == remote && (cfg.SharedBranch == branch || cfg.SharedBranch == "" && branch == gitremote.DefaultBranch) {
 		return nil
 	}
 	path := filepath.Join(b.Dir, sessions.ConfigFile)
@@ -71,13 +71,13 @@ func setSharedConfig(b *sessions.Board, cfg sessions.Config, remote, branch stri
 	if err != nil && !isNotExist(err) {
 		return err
 	}
-	return os.WriteFile(path, shared.WithShared(old, remote, branch), 0o644)
+	return os.WriteFile(path, gitremote.WithShared(old, remote, branch), 0o644)
 }
 
 // followShared is `pickup init --shared --follow`: a person confirms
 // what config.yaml on the board branch says (not shared any more, or
 // another remote or branch), and the clone follows it.
-func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id shared.Identity, joined bool) error {
+func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id gitremote.Identity, joined bool) error {
 	ctx := context.Background()
 	if !joined {
 		cfg, err := b.Config()
@@ -87,7 +87,7 @@ func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id shared.Identit
 		if cfg.Shared == "" {
 			return refuse(errors.New("init --shared --follow: this clone has not joined a shared board"), "run `pickup init --shared [REMOTE]` to join one")
 		}
-		id = shared.Identity{Remote: cfg.Shared, Branch: cfg.SharedBranch}
+		id = gitremote.Identity{Remote: cfg.Shared, Branch: cfg.SharedBranch}
 	}
 	sb, err := r.shared.open(ctx, b, id.Remote, id.Branch)
 	if err != nil {
@@ -107,7 +107,7 @@ func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id shared.Identit
 	}
 	branch := cfg.SharedBranch
 	if branch == "" {
-		branch = shared.DefaultBranch
+		branch = gitremote.DefaultBranch
 	}
 	if _, err := repo.Run(ctx, "remote", "get-url", cfg.Shared); err != nil {
 		return refuse(fmt.Errorf("init --shared --follow: config.yaml on %s names the remote %q, which this clone does not have", id, cfg.Shared), "add it (git remote add NAME URL) and run the command again")
@@ -138,7 +138,7 @@ func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id shared.Identit
 // It runs no git unless there is such a request.
 func (gitKind) beforeCommand(m *sharedMode, b *sessions.Board, cfg sessions.Config) error {
 	top, ok := mainWorktree(b.Dir)
-	if !ok || !shared.Pending(filepath.Join(top, ".git"), false) {
+	if !ok || !gitremote.Pending(filepath.Join(top, ".git"), false) {
 		return nil
 	}
 	ctx := context.Background()
@@ -155,7 +155,7 @@ func (gitKind) beforeCommand(m *sharedMode, b *sessions.Board, cfg sessions.Conf
 // queued transition was pushed.
 type notInLine struct {
 	remote, branch string
-	diffs          []shared.Difference
+	diffs          []gitremote.Difference
 }
 
 func (e *notInLine) Error() string {

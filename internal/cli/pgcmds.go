@@ -2,7 +2,7 @@ package cli
 
 // A board that PostgreSQL arbitrates (pickup init --shared postgres://…):
 // the transitions go through the database, whose conditional UPDATE is
-// the compare-and-swap. See internal/pgboard.
+// the compare-and-swap. See internal/arbiter/postgres.
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/leasebook"
-	"github.com/pickup-dev/pickup/internal/pgboard"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -20,7 +20,7 @@ import (
 type pgKind struct{}
 
 // pgArbiter is a PostgreSQL database as a board's arbiter.
-type pgArbiter struct{ pg *pgboard.Board }
+type pgArbiter struct{ pg *postgres.Board }
 
 // open starts the helper, connects and makes the database b's arbiter.
 func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (_ arbiter, err error) {
@@ -28,7 +28,7 @@ func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg se
 	if opts.NetworkTimeout, err = m.netTimeout(); err != nil {
 		return nil, err
 	}
-	pg, err := pgboard.OpenWith(ctx, b, cfg.Shared, opts)
+	pg, err := postgres.OpenWith(ctx, b, cfg.Shared, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -47,9 +47,9 @@ func (pgKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg se
 func (pgKind) beforeCommand(*sharedMode, *sessions.Board, sessions.Config) error { return nil }
 
 // beatDue: a hook starts a detached heartbeat when this board last
-// recorded owner's more than every ago (one stat; see pgboard.BeatDue).
+// recorded owner's more than every ago (one stat; see postgres.BeatDue).
 func (pgKind) beatDue(dir, owner string, every time.Duration, now time.Time) bool {
-	return pgboard.BeatDue(dir, owner, every, now)
+	return postgres.BeatDue(dir, owner, every, now)
 }
 
 func (pgKind) viewsFresh() bool { return true }
@@ -103,9 +103,9 @@ func (a *pgArbiter) sync(ctx context.Context, r *run) error {
 	return nil
 }
 
-// watch: see pgboard.Arbiter.Watch (LISTEN/NOTIFY, and a fallback poll).
+// watch: see postgres.Arbiter.Watch (LISTEN/NOTIFY, and a fallback poll).
 func (a *pgArbiter) watch(ctx context.Context, warn func(error)) func() {
-	return pgboard.Arbiter{PG: a.pg}.Watch(ctx, warn)
+	return postgres.Arbiter{PG: a.pg}.Watch(ctx, warn)
 }
 
 // initBoard is `pickup init --shared postgres://…`: it connects (creating

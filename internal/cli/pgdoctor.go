@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -13,7 +13,7 @@ import (
 // by the network deadline ($PICKUP_NETWORK_TIMEOUT, else config.yaml's
 // network_timeout): for the commands that open it themselves (doctor,
 // init --shared, history).
-func (r *run) pgOpen(ctx context.Context, b *sessions.Board, url string, cfg sessions.Config) (*pgboard.Board, error) {
+func (r *run) pgOpen(ctx context.Context, b *sessions.Board, url string, cfg sessions.Config) (*postgres.Board, error) {
 	timeout, err := r.shared.netTimeout()
 	if err != nil {
 		return nil, err
@@ -21,7 +21,7 @@ func (r *run) pgOpen(ctx context.Context, b *sessions.Board, url string, cfg ses
 	if timeout == 0 {
 		timeout = cfg.NetworkTimeout
 	}
-	return pgboard.OpenWith(ctx, b, url, pgboard.Options{NetworkTimeout: timeout})
+	return postgres.OpenWith(ctx, b, url, postgres.Options{NetworkTimeout: timeout})
 }
 
 // pgFindings is what pickup doctor checks on a PostgreSQL board (its
@@ -34,9 +34,9 @@ func (r *run) pgFindings(b *sessions.Board, cfg sessions.Config) []sessions.Find
 	finding := func(msg string) []sessions.Finding {
 		return []sessions.Finding{{Kind: "postgres", Path: filepath.Join(b.Dir, sessions.ConfigFile), Message: msg}}
 	}
-	if _, err := pgboard.FindHelper(); err != nil {
+	if _, err := postgres.FindHelper(); err != nil {
 		return finding(fmt.Sprintf("this board's database (shared: %s) is reached through the helper %s, which is neither beside pickup nor on PATH: every command on this board fails; install it beside pickup: go install github.com/pickup-dev/pickup/internal/cmd/pickup-postgres@latest (the release archives and the npm package ship it beside pickup)",
-			cfg.Shared, pgboard.HelperName))
+			cfg.Shared, postgres.HelperName))
 	}
 	// Open sets the board's arbiter and id suffix: doctor keeps its own.
 	arbiter, suffix := b.Arbiter, b.IDSuffix

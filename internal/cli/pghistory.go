@@ -1,6 +1,6 @@
 package cli
 
-// The history of a PostgreSQL board in git (see internal/pgboard's
+// The history of a PostgreSQL board in git (see internal/arbiter/postgres's
 // history.go): config.yaml's `history: REMOTE` names the git remote whose
 // board branch (shared_branch, default "pickup") gets the transitions in
 // batches, at most one push every history_every (default 1m). The
@@ -18,12 +18,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/leasebook"
-	"github.com/pickup-dev/pickup/internal/pgboard"
-	"github.com/pickup-dev/pickup/internal/shared"
 	"github.com/pickup-dev/pickup/sessions"
 	ucli "github.com/urfave/cli/v2"
 )
@@ -34,7 +34,7 @@ const historyErrorFile = "pg-history.err"
 
 // pgBoard is the command's PostgreSQL board, nil if its arbiter is not
 // one (or none was made ready).
-func (m *sharedMode) pgBoard() *pgboard.Board {
+func (m *sharedMode) pgBoard() *postgres.Board {
 	if a, ok := m.arbiter().(*pgArbiter); ok {
 		return a.pg
 	}
@@ -58,24 +58,24 @@ func historyBranch(cfg *sessions.Config) string {
 	if cfg.SharedBranch != "" {
 		return cfg.SharedBranch
 	}
-	return shared.DefaultBranch
+	return gitremote.DefaultBranch
 }
 
 // pgOptions are the options of a PostgreSQL board in dir opened with cfg.
-func pgOptions(cfg *sessions.Config, dir string) pgboard.Options {
+func pgOptions(cfg *sessions.Config, dir string) postgres.Options {
 	every, on := historyOn(cfg)
 	if !on {
-		return pgboard.Options{}
+		return postgres.Options{}
 	}
-	return pgboard.Options{HistoryEvery: every, OnHistoryDue: func() { spawnHistoryPusher(dir) }}
+	return postgres.Options{HistoryEvery: every, OnHistoryDue: func() { spawnHistoryPusher(dir) }}
 }
 
 // historyTarget is where b's history goes: the git clone b is in, the
 // remote config.yaml names and its board branch.
-func (r *run) historyTarget(ctx context.Context, b *sessions.Board, cfg *sessions.Config) (pgboard.History, error) {
+func (r *run) historyTarget(ctx context.Context, b *sessions.Board, cfg *sessions.Config) (postgres.History, error) {
 	repo, err := gitx.Find(ctx, b.Dir)
 	if err != nil {
-		return pgboard.History{}, fmt.Errorf("history: %s is not in a git clone (history: %s in config.yaml): %w", b.Dir, cfg.History, err)
+		return postgres.History{}, fmt.Errorf("history: %s is not in a git clone (history: %s in config.yaml): %w", b.Dir, cfg.History, err)
 	}
 	if r.shared.proxy != nil {
 		repo.Proxy = r.shared.proxy()
@@ -83,7 +83,7 @@ func (r *run) historyTarget(ctx context.Context, b *sessions.Board, cfg *session
 	if d, err := r.shared.netTimeout(); err == nil && d > 0 {
 		repo.NetTimeout = d
 	}
-	return pgboard.History{Repo: repo, Remote: cfg.History, Branch: historyBranch(cfg), Leader: pgboard.Leader()}, nil
+	return postgres.History{Repo: repo, Remote: cfg.History, Branch: historyBranch(cfg), Leader: postgres.Leader()}, nil
 }
 
 // spawnHistoryPusher starts the history's pusher for the board in dir,
@@ -142,17 +142,17 @@ func (r *run) pgHistoryCommand() *ucli.Command {
 
 // flushHistory pushes b's history now, as the one pusher (waiting up to
 // wait for another).
-func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait time.Duration) (pgboard.FlushResult, error) {
+func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait time.Duration) (postgres.FlushResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait+5*time.Minute)
 	defer cancel()
 	h, err := r.historyTarget(ctx, b, cfg)
 	if err != nil {
-		return pgboard.FlushResult{}, err
+		return postgres.FlushResult{}, err
 	}
 	pg := r.shared.pgBoard()
 	if pg == nil {
 		if pg, err = r.pgOpen(ctx, b, cfg.Shared, *cfg); err != nil {
-			return pgboard.FlushResult{}, err
+			return postgres.FlushResult{}, err
 		}
 		pg.Leases = leasebook.Of(b)
 		defer pg.Close()
@@ -166,7 +166,7 @@ func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait 
 
 // syncHistory is pickup sync's part: push the history now. It returns a
 // line to print, and a failure as a warning (sync's own work is done).
-func (r *run) syncHistory(pg *pgboard.Board) (map[string]any, string) {
+func (r *run) syncHistory(pg *postgres.Board) (map[string]any, string) {
 	cfg := r.shared.config()
 	every, on := historyOn(cfg)
 	if !on {
@@ -185,7 +185,7 @@ func (r *run) syncHistory(pg *pgboard.Board) (map[string]any, string) {
 }
 
 // syncHistoryLine is sync's line about a flush's result res (err).
-func syncHistoryLine(res pgboard.FlushResult, err error, where string, out map[string]any) (map[string]any, string) {
+func syncHistoryLine(res postgres.FlushResult, err error, where string, out map[string]any) (map[string]any, string) {
 	switch {
 	case err != nil:
 		out["error"] = err.Error()

@@ -1,7 +1,7 @@
 package cli
 
 // A PostgreSQL board's history branch rewound by someone (see
-// internal/pgboard's history.go): the pusher puts the transitions that the
+// internal/arbiter/postgres's history.go): the pusher puts the transitions that the
 // lost commits listed on the branch again, and says so in its log, which
 // sync and status show.
 

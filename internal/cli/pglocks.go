@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
-	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -58,7 +58,7 @@ func (r *run) arbitrateLocks(b *sessions.Board, l *claim.Locks) error {
 // is released anywhere (NOTIFY) or at the next poll, if the lock on key
 // is no longer h's live one; it fails at the timeout or when ctx ends.
 func awaitArbitrated(ctx context.Context, locks *claim.Locks, key string, h claim.LockInfo, wait time.Duration, expired <-chan time.Time) error {
-	var w *pgboard.Waiter
+	var w *postgres.Waiter
 	if a, ok := locks.Arbiter.(pgLocks); ok {
 		if w, _ = a.NewWaiter(); w != nil {
 			defer w.Close()

@@ -5,14 +5,14 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
-	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/proc"
 )
 
 // pgLocks is a database's named locks as claim.LockArbiter: the arbiter
 // packages keep their own lock records (they cannot import claim), and
 // this turns them into claim's.
-type pgLocks struct{ *pgboard.LockArbiter }
+type pgLocks struct{ *postgres.LockArbiter }
 
 func lockInfo(l arbiterapi.Lock) claim.LockInfo {
 	if l.Key == "" && l.Token == "" {

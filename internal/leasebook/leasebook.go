@@ -1,4 +1,4 @@
-// Package leasebook gives an arbiter (internal/shared, internal/pgboard)
+// Package leasebook gives an arbiter (internal/arbiter/gitremote, internal/arbiter/postgres)
 // this machine's lease records, claim.Leases, as the arbiter.Leases it
 // needs: the arbiter packages cannot import claim, which imports them
 // (through internal/arbiter/location). claim.New does the same for the

@@ -2,7 +2,7 @@
 // database (a libpq URL) from one that names a git remote, and keeps its
 // password out of what pickup prints. It is a leaf: sessions (which
 // checks config.yaml), internal/arbiter/location (which opens the
-// arbiter) and internal/pgboard all ask it, so that the kinds are told
+// arbiter) and internal/arbiter/postgres all ask it, so that the kinds are told
 // apart one way only.
 package dburl
 

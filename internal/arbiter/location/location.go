@@ -1,8 +1,8 @@
 // Package location is the one place that reads config.yaml's shared: and
 // opens the arbiter it names (as restic's location registry picks a
 // backend): nothing for a board that is not shared (arbiter.Local), a
-// PostgreSQL database for a libpq URL (internal/pgboard), a git remote's
-// board branch for anything else (internal/shared).
+// PostgreSQL database for a libpq URL (internal/arbiter/postgres), a git remote's
+// board branch for anything else (internal/arbiter/gitremote).
 //
 // Its guarantee: Open either attaches the arbiter to the board (every
 // transition of the board then goes through it) and brings the board in
@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
-	"github.com/pickup-dev/pickup/internal/pgboard"
-	"github.com/pickup-dev/pickup/internal/shared"
+	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -61,7 +61,7 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 		if o.NetTimeout > 0 {
 			timeout = o.NetTimeout
 		}
-		pg, err := pgboard.OpenWith(ctx, b, cfg.Shared, pgboard.Options{NetworkTimeout: timeout})
+		pg, err := postgres.OpenWith(ctx, b, cfg.Shared, postgres.Options{NetworkTimeout: timeout})
 		if err != nil {
 			return nil, fmt.Errorf("open board %s (shared: %s in config.yaml): %w", b.Dir, Redact(cfg.Shared), err)
 		}
@@ -72,9 +72,9 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 		if pg.Warning != "" && o.Warn != nil {
 			o.Warn(pg.Warning)
 		}
-		a = pgboard.Arbiter{PG: pg}
+		a = postgres.Arbiter{PG: pg}
 	default:
-		sb, err := shared.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
+		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
 		if err != nil {
 			b.Arbiter = nil
 			return nil, fmt.Errorf("open board %s (shared: %s in config.yaml; a shared board must be in a clone of the repository whose remote holds it): %w", b.Dir, cfg.Shared, err)
@@ -89,7 +89,7 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 		} else if h, err := hostname(); err == nil {
 			sb.Host = h
 		}
-		ga := shared.NewArbiter(sb, cfg)
+		ga := gitremote.NewArbiter(sb, cfg)
 		if err := ga.FlushPending(ctx); err != nil {
 			_ = ga.Close()
 			return nil, err

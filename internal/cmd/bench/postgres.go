@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/privatepg"
 )
 
@@ -51,12 +51,12 @@ func postgresBoard(e *env) (Row, error) {
 	defer os.RemoveAll(run) // the daemons see their sockets go and exit
 	env := append(withoutPickupVars(), "PICKUP_PG_RUNDIR="+run)
 	// The helper the boards' pickup finds next to itself: its daemon's
-	// socket is named after it (pgboard.SocketPath).
+	// socket is named after it (postgres.SocketPath).
 	exe := e.bin
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	helper := filepath.Join(filepath.Dir(exe), pgboard.HelperName)
+	helper := filepath.Join(filepath.Dir(exe), postgres.HelperName)
 	// Each board in a clone of one git remote: its history goes there
 	// (pghistory.go).
 	hist, err := newHistoryRemote(dir)
@@ -296,13 +296,13 @@ func (e *env) gitSharedDrain(dir string, clones, agents, n int) (int, time.Durat
 // transaction has reached: the answer holds the heartbeats alone. It is
 // the floor of a command's round trip, without the command.
 func daemonRoundTrips(run, helper, url string, n int) ([]time.Duration, error) {
-	c, err := net.Dial("unix", pgboard.SocketPath(run, helper, url))
+	c, err := net.Dial("unix", postgres.SocketPath(run, helper, url))
 	if err != nil {
 		return nil, fmt.Errorf("dial the daemon: %w", err)
 	}
 	defer c.Close()
 	in := bufio.NewReader(c)
-	call := func(req pgboard.Request) error {
+	call := func(req postgres.Request) error {
 		data, err := json.Marshal(req)
 		if err != nil {
 			return err
@@ -314,7 +314,7 @@ func daemonRoundTrips(run, helper, url string, n int) ([]time.Duration, error) {
 		if err != nil {
 			return err
 		}
-		var res pgboard.Response
+		var res postgres.Response
 		if err := json.Unmarshal(line, &res); err != nil {
 			return err
 		}
@@ -323,13 +323,13 @@ func daemonRoundTrips(run, helper, url string, n int) ([]time.Duration, error) {
 		}
 		return nil
 	}
-	if err := call(pgboard.Request{Op: "open", URL: url}); err != nil {
+	if err := call(postgres.Request{Op: "open", URL: url}); err != nil {
 		return nil, err
 	}
 	var out []time.Duration
 	for range n {
 		t0 := time.Now()
-		if err := call(pgboard.Request{Op: "state", Horizon: math.MaxInt64, Bodies: true}); err != nil {
+		if err := call(postgres.Request{Op: "state", Horizon: math.MaxInt64, Bodies: true}); err != nil {
 			return nil, err
 		}
 		out = append(out, time.Since(t0))
@@ -362,14 +362,14 @@ func daemonDrain(run, helper, url string, n, workers int) (time.Duration, error)
 		through int64
 	}
 	dial := func() (*conn, error) {
-		c, err := net.Dial("unix", pgboard.SocketPath(run, helper, url))
+		c, err := net.Dial("unix", postgres.SocketPath(run, helper, url))
 		if err != nil {
 			return nil, fmt.Errorf("dial the daemon: %w", err)
 		}
 		return &conn{c: c, in: bufio.NewReader(c)}, nil
 	}
-	call := func(k *conn, req pgboard.Request) (pgboard.Response, error) {
-		var res pgboard.Response
+	call := func(k *conn, req postgres.Request) (postgres.Response, error) {
+		var res postgres.Response
 		data, err := json.Marshal(req)
 		if err != nil {
 			return res, err
@@ -390,7 +390,7 @@ func daemonDrain(run, helper, url string, n, workers int) (time.Duration, error)
 		return res, nil
 	}
 	read := func(k *conn) error {
-		res, err := call(k, pgboard.Request{Op: "state", Horizon: k.through, Bodies: true})
+		res, err := call(k, postgres.Request{Op: "state", Horizon: k.through, Bodies: true})
 		if err == nil && res.Through > 0 {
 			k.through = res.Through
 		}
@@ -403,7 +403,7 @@ func daemonDrain(run, helper, url string, n, workers int) (time.Duration, error)
 			return 0, err
 		}
 		defer k.c.Close()
-		if _, err := call(k, pgboard.Request{Op: "open", URL: url}); err != nil {
+		if _, err := call(k, postgres.Request{Op: "open", URL: url}); err != nil {
 			return 0, err
 		}
 		if err := read(k); err != nil {
@@ -416,8 +416,8 @@ func daemonDrain(run, helper, url string, n, workers int) (time.Duration, error)
 	ids := make(chan string, n)
 	for i := range n {
 		id := fmt.Sprintf("floor-%d-%d", stamp, i)
-		m := &pgboard.Move{ID: id, Op: "new", ToState: "todo", Body: body, Tx: fmt.Sprintf("f%dn%d", stamp, i)}
-		if _, err := call(conns[i%workers], pgboard.Request{Op: "move", Move: m}); err != nil {
+		m := &postgres.Move{ID: id, Op: "new", ToState: "todo", Body: body, Tx: fmt.Sprintf("f%dn%d", stamp, i)}
+		if _, err := call(conns[i%workers], postgres.Request{Op: "move", Move: m}); err != nil {
 			return 0, err
 		}
 		ids <- id
@@ -432,7 +432,7 @@ func daemonDrain(run, helper, url string, n, workers int) (time.Duration, error)
 			defer wg.Done()
 			owner := fmt.Sprintf("floor%d", w)
 			for id := range ids {
-				for _, m := range []pgboard.Move{
+				for _, m := range []postgres.Move{
 					{ID: id, Op: "claim", FromState: "todo", ToState: "doing", ToOwner: owner, Owner: owner, Body: body, Tx: fmt.Sprintf("f%dc%s", stamp, id)},
 					{ID: id, Op: "done", FromState: "doing", FromOwner: owner, ToState: "done", Owner: owner, Body: body, Tx: fmt.Sprintf("f%dd%s", stamp, id)},
 				} {
@@ -440,7 +440,7 @@ func daemonDrain(run, helper, url string, n, workers int) (time.Duration, error)
 						errs[w] = err
 						return
 					}
-					if _, err := call(k, pgboard.Request{Op: "move", Move: &m}); err != nil {
+					if _, err := call(k, postgres.Request{Op: "move", Move: &m}); err != nil {
 						errs[w] = err
 						return
 					}

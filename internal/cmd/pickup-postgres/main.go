@@ -1,6 +1,6 @@
 // Command pickup-postgres is pickup's helper for boards that PostgreSQL
 // arbitrates (pickup init --shared postgres://…). pickup starts it and
-// speaks a line protocol with it (see internal/pgboard): it keeps pgx, and
+// speaks a line protocol with it (see internal/arbiter/postgres): it keeps pgx, and
 // with it package net, out of the pickup binary that hooks start at every
 // tool call. It is not meant to be run by hand.
 //
@@ -18,7 +18,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/pickup-dev/pickup/internal/pgboard/pgserver"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres/pgserver"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pickup-dev/pickup/internal/pgboard"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +22,7 @@ func TestDaemonGoneAtConnect(t *testing.T) {
 	// Stand in for a daemon on its way out: take its socket (the real one
 	// exits when its socket is replaced), accept one connection, then go
 	// away before answering.
-	sock := pgboard.SocketPath(runDir, filepath.Join(bin, pgboard.HelperName), url)
+	sock := postgres.SocketPath(runDir, filepath.Join(bin, postgres.HelperName), url)
 	_ = os.Remove(sock)
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -79,10 +79,10 @@ func waitUnlocked(t *testing.T, path string) {
 func TestDaemonOfAnotherInstall(t *testing.T) {
 	_, url := newDatabase(t)
 	c := clones(t, url, 1)[0]
-	helper := filepath.Join(t.TempDir(), pgboard.HelperName)
+	helper := filepath.Join(t.TempDir(), postgres.HelperName)
 	install := func(at time.Time) {
 		t.Helper()
-		data, err := os.ReadFile(filepath.Join(bin, pgboard.HelperName))
+		data, err := os.ReadFile(filepath.Join(bin, postgres.HelperName))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,12 +103,12 @@ func TestDaemonOfAnotherInstall(t *testing.T) {
 	}
 	install(time.Now().Add(-time.Hour))
 	run("with the first install")
-	first := pgboard.SocketPath(runDir, helper, url)
+	first := postgres.SocketPath(runDir, helper, url)
 	if _, err := os.Stat(first); err != nil {
 		t.Fatalf("no daemon of the first install: %v", err)
 	}
 	install(time.Now())
-	second := pgboard.SocketPath(runDir, helper, url)
+	second := postgres.SocketPath(runDir, helper, url)
 	if second == first {
 		t.Fatalf("the daemon's socket is named the same for two installs: %s", first)
 	}

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pickup-dev/pickup/internal/pgboard/pgserver"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres/pgserver"
 )
 
 // TestInitAtOnce: eight boards run init --shared on an empty database at

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/pickup-dev/pickup/internal/pgboard/pgserver"
+	"github.com/pickup-dev/pickup/internal/arbiter/postgres/pgserver"
 )
 
 // TestMigrateFromVersion2: a database that a pickup of schema version 2

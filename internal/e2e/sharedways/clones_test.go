@@ -11,7 +11,7 @@ import (
 // TestKilledAgentOfAnotherClone: 4 clones of one remote on one machine.
 // An agent with --pid claims in clone 1; clone 4 has no lease of that
 // owner, but reads its lease in clone 1 (the clones of a machine register
-// with each other: internal/shared/clones.go), so it judges the owner by
+// with each other: internal/arbiter/gitremote/clones.go), so it judges the owner by
 // its processes: alive while it runs (clone 4's next takes nothing), and
 // once it is SIGKILLed, clone 4's next reaps it and gets its session at
 // once, with no stale period to wait. The killed owner's late done in

@@ -160,7 +160,7 @@ type clone struct {
 	name string
 	dir  string
 	// runtime is the clone's $XDG_RUNTIME_DIR, where the clones of a
-	// machine register (internal/shared/clones.go): one of its own, so
+	// machine register (internal/arbiter/gitremote/clones.go): one of its own, so
 	// that each clone stands for a machine of its own and judges the
 	// owners of the others by their heartbeats, as these tests were
 	// written to check. A test of clones on one machine gives them one.
