@@ -10,8 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pickup-dev/pickup/internal/proc"
 	"os"
+
+	"github.com/pickup-dev/pickup/internal/proc"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
@@ -83,11 +84,14 @@ func (c *Client) arbiterOf() arbiter.Arbiter {
 }
 
 // arbitrated runs the transition do as pickup's commands run one on a
-// shared board: the board brought in line first (trusting a fetch that
+// shared board, unless ctx is done already: the board brought in line first (trusting a fetch that
 // another process of the clone made a moment ago), once more if the
 // answer is one of answers and rests on that trusted view, and a loser
 // told where the arbiter has the session.
 func (c *Client) arbitrated(ctx context.Context, do func() (sessions.Session, error), answers ...error) (sessions.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return sessions.Session{}, err // nothing moved, on any board
+	}
 	a := c.arbiterOf()
 	if err := a.Ready(ctx, true); err != nil {
 		return sessions.Session{}, err

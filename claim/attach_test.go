@@ -1,6 +1,7 @@
 package claim_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestSharedBoardWithoutArbiterRefuses(t *testing.T) {
 	}
 
 	c := &claim.Client{Board: b, Owner: "alice"}
-	_, err = c.Claim(s.ID)
+	_, err = c.Claim(context.Background(), s.ID)
 	if !errors.Is(err, claim.ErrNotAttached) || !strings.Contains(err.Error(), "claim.New") || !strings.Contains(err.Error(), b.Dir) {
 		t.Fatalf("Claim without an arbiter: %v, want ErrNotAttached naming the board and claim.New", err)
 	}

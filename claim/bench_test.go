@@ -32,10 +32,10 @@ func BenchmarkClaimRelease(b *testing.B) {
 	b.ReportAllocs()
 	cpu := benchkit.CPUTime()
 	for b.Loop() {
-		if _, err := c.Claim(ids[0]); err != nil {
+		if _, err := c.Claim(context.Background(), ids[0]); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := c.Release(ids[0]); err != nil {
+		if _, err := c.Release(context.Background(), ids[0]); err != nil {
 			b.Fatal(err)
 		}
 	}

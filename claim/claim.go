@@ -67,15 +67,15 @@ func New(b *sessions.Board, owner string) (*Client, error) {
 
 // Claim moves session id from todo/ to doing/<owner>/. Claiming a session
 // this owner already holds succeeds and changes nothing.
-func (c *Client) Claim(id string) (sessions.Session, error) {
-	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+func (c *Client) Claim(ctx context.Context, id string) (sessions.Session, error) {
+	return c.arbitrated(ctx, func() (sessions.Session, error) {
 		return c.transition("claim", id, sessions.Todo, "", sessions.Doing, c.Owner)
 	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }
 
 // Release moves session id from doing/<owner>/ back to todo/.
-func (c *Client) Release(id string) (sessions.Session, error) {
-	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+func (c *Client) Release(ctx context.Context, id string) (sessions.Session, error) {
+	return c.arbitrated(ctx, func() (sessions.Session, error) {
 		return c.transition("release", id, sessions.Doing, c.Owner, sessions.Todo, "")
 	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }
@@ -83,7 +83,7 @@ func (c *Client) Release(id string) (sessions.Session, error) {
 // ReleaseAll releases every session this owner holds and removes the
 // owner's directory if it is then empty. It returns what it released; the
 // error is the first failure (the other sessions are still released).
-func (c *Client) ReleaseAll() ([]sessions.Session, error) {
+func (c *Client) ReleaseAll(ctx context.Context) ([]sessions.Session, error) {
 	list, err := c.Board.ListOwner(c.Owner)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (c *Client) ReleaseAll() ([]sessions.Session, error) {
 	var out []sessions.Session
 	var first error
 	for _, s := range list {
-		r, err := c.Release(s.ID)
+		r, err := c.Release(ctx, s.ID)
 		if err != nil {
 			if first == nil {
 				first = err
@@ -105,16 +105,16 @@ func (c *Client) ReleaseAll() ([]sessions.Session, error) {
 }
 
 // Done moves session id from doing/<owner>/ to done/.
-func (c *Client) Done(id string) (sessions.Session, error) {
-	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+func (c *Client) Done(ctx context.Context, id string) (sessions.Session, error) {
+	return c.arbitrated(ctx, func() (sessions.Session, error) {
 		return c.transition("done", id, sessions.Doing, c.Owner, sessions.Done, "")
 	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }
 
 // Reopen moves session id from done/ back to todo/. Reopening a session that
 // is already in todo succeeds and changes nothing.
-func (c *Client) Reopen(id string) (sessions.Session, error) {
-	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+func (c *Client) Reopen(ctx context.Context, id string) (sessions.Session, error) {
+	return c.arbitrated(ctx, func() (sessions.Session, error) {
 		return c.transition("reopen", id, sessions.Done, "", sessions.Todo, "")
 	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }
@@ -516,14 +516,14 @@ func syncDir(dir string) error {
 // no-replace rename (doing/<owner>/ to doing/<to>/): the session is never
 // in todo/ on the way, so no other claimer can take it meanwhile. For one
 // agent that goes on under a new name (Claude Code's /clear).
-func (c *Client) HandOver(id, to string) (sessions.Session, error) {
+func (c *Client) HandOver(ctx context.Context, id, to string) (sessions.Session, error) {
 	if err := sessions.ValidateOwner(to); err != nil {
 		return sessions.Session{}, &Error{Op: "hand over", ID: id, Err: err}
 	}
 	if err := c.Board.CheckDir(string(sessions.Doing) + "/" + to); err != nil {
 		return sessions.Session{}, &Error{Op: "hand over", ID: id, Err: err}
 	}
-	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+	return c.arbitrated(ctx, func() (sessions.Session, error) {
 		return c.transition("hand over", id, sessions.Doing, c.Owner, sessions.Doing, to)
 	}, ErrSessionNotFound, ErrSessionNotAvailable, ErrClaimLost)
 }

@@ -60,7 +60,7 @@ func TestClaimCreatesOwnerDir(t *testing.T) {
 		name string
 		do   func(c *claim.Client) error
 	}{
-		{"claim", func(c *claim.Client) error { _, err := c.Claim("x"); return err }},
+		{"claim", func(c *claim.Client) error { _, err := c.Claim(context.Background(), "x"); return err }},
 		{"next", func(c *claim.Client) error { _, err := c.Next(context.Background()); return err }},
 	}
 	for _, tt := range tests {
@@ -97,7 +97,7 @@ func TestClaimSymlinkIsNotASession(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	_, err := pkClient(t, b, "alice").Claim("link")
+	_, err := pkClient(t, b, "alice").Claim(context.Background(), "link")
 	if !errors.Is(err, claim.ErrSessionNotFound) {
 		t.Errorf("Claim of a symlink = %v, want ErrSessionNotFound (symlinks are not sessions)", err)
 	}

@@ -89,7 +89,7 @@ func TestClaimNextDependencies(t *testing.T) {
 	}
 	for _, st := range steps {
 		if st.done != "" {
-			if _, err := c.Done(st.done); err != nil {
+			if _, err := c.Done(context.Background(), st.done); err != nil {
 				t.Fatalf("%s: done %s: %v", st.name, st.done, err)
 			}
 		}

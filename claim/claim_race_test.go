@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,7 +43,7 @@ func TestClaimRacingNeverSaysNotFound(t *testing.T) {
 			g.Go(func() error {
 				defer close(stop)
 				for i := 0; i < rounds; i++ {
-					_, err := bob.Claim("x")
+					_, err := bob.Claim(context.Background(), "x")
 					if errors.Is(err, claim.ErrSessionNotFound) {
 						bobNotFound++
 						continue
@@ -53,7 +54,7 @@ func TestClaimRacingNeverSaysNotFound(t *testing.T) {
 					if err != nil {
 						return fmt.Errorf("bob claim %d: %w", i, err)
 					}
-					if _, err := bob.Release("x"); err != nil {
+					if _, err := bob.Release(context.Background(), "x"); err != nil {
 						return fmt.Errorf("bob release %d: %w", i, err)
 					}
 				}
@@ -70,7 +71,7 @@ func TestClaimRacingNeverSaysNotFound(t *testing.T) {
 					tries++
 					_, err := pkOp(alice, tt.op)("x")
 					if err == nil && tt.op == "claim" {
-						if _, err := alice.Release("x"); err != nil {
+						if _, err := alice.Release(context.Background(), "x"); err != nil {
 							return fmt.Errorf("alice release after her claim: %w", err)
 						}
 						continue

@@ -2,8 +2,10 @@ package claim_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -175,17 +177,14 @@ func pkClient(t *testing.T, b *sessions.Board, owner string) *claim.Client {
 }
 
 func pkOp(c *claim.Client, op string) func(string) (sessions.Session, error) {
-	switch op {
-	case "claim":
-		return c.Claim
-	case "release":
-		return c.Release
-	case "done":
-		return c.Done
-	case "reopen":
-		return c.Reopen
+	ops := map[string]func(context.Context, string) (sessions.Session, error){
+		"claim": c.Claim, "release": c.Release, "done": c.Done, "reopen": c.Reopen,
 	}
-	panic("unknown op " + op)
+	do, ok := ops[op]
+	if !ok {
+		panic("unknown op " + op)
+	}
+	return func(id string) (sessions.Session, error) { return do(context.Background(), id) }
 }
 
 func TestClaimTransitions(t *testing.T) {
@@ -350,5 +349,37 @@ func TestClaimInvalidID(t *testing.T) {
 				t.Errorf("New(owner %q) touched the disk: %v", tt.id, d)
 			}
 		})
+	}
+}
+
+// TestTransitionContextDone: a transition whose context is done already
+// returns the context's error and moves nothing, on any board (on a
+// shared one, before it asks the arbiter anything).
+func TestTransitionContextDone(t *testing.T) {
+	b := pkBoard(t)
+	pkPut(t, b, sessions.Todo, "", "t", sessions.Meta{})
+	pkPut(t, b, sessions.Doing, "alice", "h", sessions.Meta{})
+	pkPut(t, b, sessions.Done, "", "d", sessions.Meta{})
+	pkPut(t, b, sessions.Failed, "", "f", sessions.Meta{})
+	c := pkClient(t, b, "alice")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	before := pkPlaces(t, b)
+	for name, do := range map[string]func() error{
+		"claim":     func() error { _, err := c.Claim(ctx, "t"); return err },
+		"release":   func() error { _, err := c.Release(ctx, "h"); return err },
+		"done":      func() error { _, err := c.Done(ctx, "h"); return err },
+		"reopen":    func() error { _, err := c.Reopen(ctx, "d"); return err },
+		"hand over": func() error { _, err := c.HandOver(ctx, "h", "bob"); return err },
+		"priority":  func() error { _, err := c.SetPriority(ctx, "t", 1); return err },
+		"requeue":   func() error { _, err := c.Requeue(ctx, "f"); return err },
+		"next":      func() error { _, err := c.Next(ctx); return err },
+	} {
+		if err := do(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context = %v, want context.Canceled", name, err)
+		}
+	}
+	if after := pkPlaces(t, b); !maps.Equal(before, after) {
+		t.Errorf("a cancelled context moved sessions: %v, then %v", before, after)
 	}
 }

@@ -46,7 +46,7 @@ func TestClaimCrossDevice(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"claim", func() error { _, err := c.Claim("x"); return err }},
+		{"claim", func() error { _, err := c.Claim(context.Background(), "x"); return err }},
 		{"next", func() error { _, err := c.Next(context.Background()); return err }},
 	} {
 		t.Run(op.name, func(t *testing.T) {

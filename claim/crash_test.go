@@ -86,12 +86,12 @@ func crashWorker(mode string) int {
 			say("claimed " + s.ID)
 			time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond) // the work
 			if rng.IntN(2) == 0 {
-				if _, err := c.Done(s.ID); err != nil {
+				if _, err := c.Done(context.Background(), s.ID); err != nil {
 					return fail("done %s: %v", s.ID, err)
 				}
 				say("done " + s.ID)
 			} else {
-				if _, err := c.Release(s.ID); err != nil {
+				if _, err := c.Release(context.Background(), s.ID); err != nil {
 					return fail("release %s: %v", s.ID, err)
 				}
 				say("released " + s.ID)

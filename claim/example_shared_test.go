@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -81,12 +82,12 @@ func ExampleNew_sharedBoard() {
 		log.Fatal(err)
 	}
 	defer bob.Close()
-	if _, err := bob.Claim(s.ID); err != nil { // fetches first: the session is there
+	if _, err := bob.Claim(context.Background(), s.ID); err != nil { // fetches first: the session is there
 		log.Fatal(err)
 	}
 	fmt.Println("bob claimed it in the other clone")
 
-	_, err = alice.Claim(s.ID)
+	_, err = alice.Claim(context.Background(), s.ID)
 	var e *claim.Error
 	if errors.Is(err, claim.ErrSessionNotAvailable) && errors.As(err, &e) {
 		fmt.Println("alice lost it to", e.Holder)

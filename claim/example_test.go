@@ -46,14 +46,14 @@ func ExampleClient_Claim() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	got, err := alice.Claim(s.ID)
+	got, err := alice.Claim(context.Background(), s.ID)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("claimed", got.ID, "state:", got.State, "owner:", got.Owner)
 	fmt.Println("title:", got.Title, "priority:", got.Priority, "created:", got.CreatedAt.Format(time.RFC3339))
 
-	done, err := alice.Done(s.ID)
+	done, err := alice.Done(context.Background(), s.ID)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -119,10 +119,10 @@ func ExampleClient_Claim_lostRace() {
 	alice, _ := claim.New(b, "alice")
 	bob, _ := claim.New(b, "bob")
 
-	if _, err := alice.Claim(s.ID); err != nil {
+	if _, err := alice.Claim(context.Background(), s.ID); err != nil {
 		log.Fatal(err)
 	}
-	_, err = bob.Claim(s.ID)
+	_, err = bob.Claim(context.Background(), s.ID)
 	switch {
 	case errors.Is(err, claim.ErrSessionNotAvailable):
 		var ce *claim.Error

@@ -107,13 +107,13 @@ func TestWatchMissingStateDirs(t *testing.T) {
 	}
 	c := pkClient(t, b, "alice")
 	for _, step := range []struct {
-		do   func(string) (sessions.Session, error)
+		do   func(context.Context, string) (sessions.Session, error)
 		want claim.Change
 	}{
 		{c.Claim, claim.Change{Event: "claimed", ID: "x", State: sessions.Doing, Owner: "alice"}},
 		{c.Done, claim.Change{Event: "done", ID: "x", State: sessions.Done}},
 	} {
-		if _, err := step.do("x"); err != nil {
+		if _, err := step.do(context.Background(), "x"); err != nil {
 			t.Fatal(err)
 		}
 		if got := wsUntilSentinel(t, b, changes); !slices.Equal(got, []claim.Change{step.want}) {

@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -51,17 +52,17 @@ func TestFullDiskHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Claim(ids[0]); err != nil { // doing/alice/ exists from here on
+	if _, err := c.Claim(context.Background(), ids[0]); err != nil { // doing/alice/ exists from here on
 		t.Fatal(err)
 	}
 
 	filler := filepath.Join(mnt, "filler")
 	fillDisk(t, filler)
 	for _, id := range ids[1:] {
-		if _, err := c.Claim(id); err != nil {
+		if _, err := c.Claim(context.Background(), id); err != nil {
 			t.Fatalf("claim %s on a full disk: %v", id, err)
 		}
-		if _, err := c.Done(id); err != nil {
+		if _, err := c.Done(context.Background(), id); err != nil {
 			t.Fatalf("done %s on a full disk: %v", id, err)
 		}
 	}

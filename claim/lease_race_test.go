@@ -1,6 +1,7 @@
 package claim_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -87,7 +88,7 @@ func TestReapRechecksUnderTheGuard(t *testing.T) {
 		if _, err := (&claim.Leases{Board: b}).Ensure("o", time.Minute, claim.ReapOptions{}, claim.Holder(live)); err != nil {
 			t.Error(err)
 		}
-		if _, err := oc.Claim(fresh.ID); err != nil {
+		if _, err := oc.Claim(context.Background(), fresh.ID); err != nil {
 			t.Error(err)
 		}
 	})
@@ -142,7 +143,7 @@ func TestReapClaimRaceProcesses(t *testing.T) {
 				t.Error(err)
 			}
 			oc, _ := claim.New(b, "o")
-			if _, err := oc.Claim(fresh.ID); err != nil {
+			if _, err := oc.Claim(context.Background(), fresh.ID); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -173,7 +174,7 @@ func TestReapFencesASessionMovedMeanwhile(t *testing.T) {
 			t.Error(err)
 		}
 		bc, _ := claim.New(b, "b")
-		if _, err := bc.Claim(id); err != nil {
+		if _, err := bc.Claim(context.Background(), id); err != nil {
 			t.Error(err)
 		}
 	})
@@ -181,7 +182,7 @@ func TestReapFencesASessionMovedMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	ac, _ := claim.New(b, "a")
-	if _, err := ac.Done(x); !errors.Is(err, claim.ErrClaimLost) {
+	if _, err := ac.Done(context.Background(), x); !errors.Is(err, claim.ErrClaimLost) {
 		t.Errorf("dead owner's done = %v, want ErrClaimLost", err)
 	}
 }
@@ -210,7 +211,7 @@ func TestReapsCountAsAttempts(t *testing.T) {
 			}
 			for attempt := 1; attempt <= tt.want; attempt++ {
 				c, _ := claim.New(b, "agent")
-				if _, err := c.Claim(s.ID); err != nil {
+				if _, err := c.Claim(context.Background(), s.ID); err != nil {
 					t.Fatalf("attempt %d: claim: %v", attempt, err)
 				}
 				l := &claim.Leases{Board: b}

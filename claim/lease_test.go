@@ -1,6 +1,7 @@
 package claim_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -54,7 +55,7 @@ func claimNew(t *testing.T, b *sessions.Board, owner string, n int) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Claim(s.ID); err != nil {
+		if _, err := c.Claim(context.Background(), s.ID); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, s.ID)
@@ -169,12 +170,12 @@ func TestReapFencesTheReapedOwner(t *testing.T) {
 		t.Fatalf("Reap = %+v, %v; want %s reaped from a dead owner", reaped, err, x)
 	}
 	bc, _ := claim.New(b, "b")
-	if _, err := bc.Claim(x); err != nil {
+	if _, err := bc.Claim(context.Background(), x); err != nil {
 		t.Fatalf("b claim after reap: %v", err)
 	}
 	ac, _ := claim.New(b, "a")
-	for name, op := range map[string]func(string) (sessions.Session, error){"done": ac.Done, "release": ac.Release} {
-		if _, err := op(x); !errors.Is(err, claim.ErrClaimLost) {
+	for name, op := range map[string]func(context.Context, string) (sessions.Session, error){"done": ac.Done, "release": ac.Release} {
+		if _, err := op(context.Background(), x); !errors.Is(err, claim.ErrClaimLost) {
 			t.Errorf("a %s after reap = %v, want ErrClaimLost", name, err)
 		}
 	}
@@ -184,7 +185,7 @@ func TestReapFencesTheReapedOwner(t *testing.T) {
 	if _, err := os.Stat(b.Path(sessions.Doing, "b", x)); err != nil {
 		t.Fatalf("a's failed done moved b's session: %v", err)
 	}
-	if _, err := bc.Done(x); err != nil {
+	if _, err := bc.Done(context.Background(), x); err != nil {
 		t.Fatalf("b done: %v", err)
 	}
 	if _, err := l.Get("a"); !errors.Is(err, os.ErrNotExist) {

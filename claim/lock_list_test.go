@@ -3,13 +3,14 @@ package claim
 import (
 	"context"
 	"errors"
-	"github.com/pickup-dev/pickup/internal/proc"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/proc"
 
 	"github.com/pickup-dev/pickup/sessions"
 )

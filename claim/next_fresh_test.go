@@ -71,7 +71,7 @@ func TestNextFreshSeesPickupArrivals(t *testing.T) {
 			return s.ID
 		}},
 		{"release unchanged", sessions.TagFilter{}, func(t *testing.T, b *sessions.Board, c *claim.Client) string {
-			if _, err := c.Release("n00"); err != nil {
+			if _, err := c.Release(context.Background(), "n00"); err != nil {
 				t.Fatal(err)
 			}
 			return "n00"
@@ -79,7 +79,7 @@ func TestNextFreshSeesPickupArrivals(t *testing.T) {
 		{"release edited", sessions.TagFilter{}, func(t *testing.T, b *sessions.Board, c *claim.Client) string {
 			// n05 claimed, made high priority while held, released: it
 			// now comes first although its line says otherwise.
-			if _, err := c.Claim("n05"); err != nil {
+			if _, err := c.Claim(context.Background(), "n05"); err != nil {
 				t.Fatal(err)
 			}
 			// Rewritten as pickup and editors do: a new file renamed
@@ -91,21 +91,21 @@ func TestNextFreshSeesPickupArrivals(t *testing.T) {
 			if err := os.Rename(p+".tmp", p); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.Release("n05"); err != nil {
+			if _, err := c.Release(context.Background(), "n05"); err != nil {
 				t.Fatal(err)
 			}
 			return "n05"
 		}},
 		{"reopen", sessions.TagFilter{}, func(t *testing.T, b *sessions.Board, c *claim.Client) string {
 			pkPut(t, b, sessions.Done, "", "d1", high)
-			if _, err := c.Reopen("d1"); err != nil {
+			if _, err := c.Reopen(context.Background(), "d1"); err != nil {
 				t.Fatal(err)
 			}
 			return "d1"
 		}},
 		{"requeue", sessions.TagFilter{}, func(t *testing.T, b *sessions.Board, c *claim.Client) string {
 			pkPut(t, b, sessions.Failed, "", "f1", high)
-			if _, err := c.Requeue("f1"); err != nil {
+			if _, err := c.Requeue(context.Background(), "f1"); err != nil {
 				t.Fatal(err)
 			}
 			return "f1"

@@ -27,11 +27,11 @@ import (
 // the arbiter could not answer, the file here gets its old content back.
 // Either way nothing moved. The other clones see the new priority at their
 // next refresh, and their next takes the new order.
-func (c *Client) SetPriority(id string, p sessions.Priority) (sessions.Session, error) {
+func (c *Client) SetPriority(ctx context.Context, id string, p sessions.Priority) (sessions.Session, error) {
 	if err := sessions.ValidateID(id); err != nil {
 		return sessions.Session{}, &Error{Op: "priority", ID: id, Err: err}
 	}
-	return c.arbitrated(context.Background(), func() (sessions.Session, error) {
+	return c.arbitrated(ctx, func() (sessions.Session, error) {
 		return c.setPriority(id, p)
 	}, ErrSessionNotAvailable)
 }

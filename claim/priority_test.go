@@ -23,7 +23,7 @@ func TestSetPriority(t *testing.T) {
 		t.Fatal(err)
 	}
 	ana, _ := claim.New(b, "ana")
-	if _, err := ana.SetPriority(s.ID, sessions.High); err != nil {
+	if _, err := ana.SetPriority(context.Background(), s.ID, sessions.High); err != nil {
 		t.Fatal(err)
 	}
 	list, _ := b.List(sessions.Todo)
@@ -35,11 +35,11 @@ func TestSetPriority(t *testing.T) {
 		t.Errorf("the history says %+v", last)
 	}
 	agent, _ := claim.New(b, "agent")
-	if _, err := agent.Claim(s.ID); err != nil {
+	if _, err := agent.Claim(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	held, _ := os.ReadFile(b.Path(sessions.Doing, "agent", s.ID))
-	if _, err := ana.SetPriority(s.ID, sessions.Low); !errors.Is(err, claim.ErrSessionNotAvailable) {
+	if _, err := ana.SetPriority(context.Background(), s.ID, sessions.Low); !errors.Is(err, claim.ErrSessionNotAvailable) {
 		t.Fatalf("a claimed session: %v, want ErrSessionNotAvailable", err)
 	}
 	if _, err := os.Stat(b.Path(sessions.Todo, "", s.ID)); !errors.Is(err, os.ErrNotExist) {
@@ -79,7 +79,7 @@ func TestSetPriorityShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.SetPriority(won.ID, sessions.High); err != nil {
+	if _, err := alice.SetPriority(context.Background(), won.ID, sessions.High); err != nil {
 		t.Fatal(err)
 	}
 
@@ -101,7 +101,7 @@ func TestSetPriorityShared(t *testing.T) {
 	if s.ID != won.ID || s.Priority != sessions.High {
 		t.Fatalf("bob's next took %s at %s, want %s at high", s.ID, s.Priority, won.ID)
 	}
-	if _, err := bob.Claim(lost.ID); err != nil {
+	if _, err := bob.Claim(context.Background(), lost.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -114,7 +114,7 @@ func TestSetPriorityShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ana.SetPriority(lost.ID, sessions.Low)
+	_, err = ana.SetPriority(context.Background(), lost.ID, sessions.Low)
 	var e *claim.Error
 	if !errors.Is(err, claim.ErrSessionNotAvailable) || !errors.As(err, &e) || e.Holder != "bob" {
 		t.Fatalf("a priority change of a session bob claimed at the remote: %v, want ErrSessionNotAvailable held by bob", err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pickup-dev/pickup/internal/roles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/roles"
 
 	"github.com/pickup-dev/pickup/internal/cli"
 	"github.com/pickup-dev/pickup/sessions"

@@ -71,7 +71,7 @@ func TestQueueLineup(t *testing.T) {
 		{name: "sessions taken by others are skipped", change: func(t *testing.T, b *sessions.Board) {
 			other := pkClient(t, b, "bob")
 			for _, id := range []string{"s01", "s05", "s09"} {
-				if _, err := other.Claim(id); err != nil {
+				if _, err := other.Claim(context.Background(), id); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -131,7 +131,7 @@ func TestQueueLineupDependencies(t *testing.T) {
 	if !errors.Is(err, claim.ErrNothingAvailable) || !strings.Contains(err.Error(), "1 session(s) in todo wait on unfinished dependencies") {
 		t.Errorf("drain ended with %v; want nothing available, 1 waiting on dependencies", err)
 	}
-	if _, err := c.Done("s02"); err != nil {
+	if _, err := c.Done(context.Background(), "s02"); err != nil {
 		t.Fatal(err)
 	}
 	if s, err := q.Next(context.Background()); err != nil || s.ID != "waits" {
@@ -207,7 +207,7 @@ func TestQueueSnapshotRenewal(t *testing.T) {
 	next("q00")
 	next("q01")
 	for _, id := range []string{"q02", "q03", "q04", "q05", "q12"} {
-		if _, err := other.Claim(id); err != nil {
+		if _, err := other.Claim(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -217,7 +217,7 @@ func TestQueueSnapshotRenewal(t *testing.T) {
 	expire()
 	pkPut(t, b, sessions.Todo, "", "new", sessions.Meta{Priority: sessions.High, CreatedAt: t0.Add(time.Hour)})
 	next("new") // arrived after the listing: seen, and first
-	if _, err := other.Release("q02"); err != nil {
+	if _, err := other.Release(context.Background(), "q02"); err != nil {
 		t.Fatal(err)
 	}
 	expire()

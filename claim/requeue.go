@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -34,7 +35,7 @@ type Requeued struct {
 // is reported in its entry and the others go on; the error returned is the
 // first such. A session that left failed/ meanwhile (another process
 // requeued it) is left out.
-func (c *Client) RequeueSetAside(opts RequeueOptions) ([]Requeued, error) {
+func (c *Client) RequeueSetAside(ctx context.Context, opts RequeueOptions) ([]Requeued, error) {
 	list, err := c.Board.ListSetAside()
 	if err != nil {
 		return nil, &Error{Op: "requeue", Err: err}
@@ -47,7 +48,7 @@ func (c *Client) RequeueSetAside(opts RequeueOptions) ([]Requeued, error) {
 		}
 		r := Requeued{Was: x}
 		if !opts.DryRun {
-			r.Now, r.Err = c.Requeue(x.ID)
+			r.Now, r.Err = c.Requeue(ctx, x.ID)
 			if errors.Is(r.Err, ErrSessionNotFound) || errors.Is(r.Err, ErrSessionNotAvailable) {
 				continue // no longer in failed/: requeued by another process meanwhile
 			}

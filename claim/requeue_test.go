@@ -1,6 +1,7 @@
 package claim_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"slices"
@@ -52,7 +53,7 @@ func TestRequeueSetAside(t *testing.T) {
 			if tt.since > 0 {
 				opts.Since = now.Add(-tt.since)
 			}
-			list, err := c.RequeueSetAside(opts)
+			list, err := c.RequeueSetAside(context.Background(), opts)
 			if tt.dryRun != (err == nil) || (!tt.dryRun && !errors.Is(err, claim.ErrConflict)) {
 				t.Errorf("error %v, want ErrConflict (for the copy in todo/) unless a dry run", err)
 			}

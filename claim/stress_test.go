@@ -147,7 +147,7 @@ func (w *mixedWorker) step(ctx context.Context) error {
 			w.held[s.ID] = true
 			return nil
 		}
-		_, err := w.c.Claim(id)
+		_, err := w.c.Claim(context.Background(), id)
 		if w.held[id] {
 			if err != nil {
 				return fmt.Errorf("%s: claiming %s again: %w", w.c.Owner, id, err)
@@ -172,7 +172,7 @@ func (w *mixedWorker) step(ctx context.Context) error {
 			if w.held[id] {
 				return nil
 			}
-			_, err := do(id)
+			_, err := do(context.Background(), id)
 			if done && w.finished[id] {
 				// Its own done is the session's last transition (only the
 				// finisher reopens): done again stands.
@@ -184,7 +184,7 @@ func (w *mixedWorker) step(ctx context.Context) error {
 			return w.lost(name, id, err)
 		}
 		id = w.pickHeld()
-		if _, err := do(id); err != nil {
+		if _, err := do(context.Background(), id); err != nil {
 			return fmt.Errorf("%s: %s of its own %s: %w", w.c.Owner, name, id, err)
 		}
 		delete(w.held, id)
@@ -202,7 +202,7 @@ func (w *mixedWorker) step(ctx context.Context) error {
 		}
 		sort.Strings(list)
 		id = list[w.rng.IntN(len(list))]
-		if _, err := w.c.Reopen(id); err != nil {
+		if _, err := w.c.Reopen(context.Background(), id); err != nil {
 			return fmt.Errorf("%s: reopen of %s, which it finished: %w", w.c.Owner, id, err)
 		}
 		delete(w.finished, id)
@@ -317,7 +317,7 @@ func TestStressCheckClean(t *testing.T) {
 					return err
 				}
 				if i%2 == 0 {
-					if _, err := c.Done(s.ID); err != nil {
+					if _, err := c.Done(context.Background(), s.ID); err != nil {
 						return err
 					}
 				}

@@ -54,7 +54,7 @@ func TestWaitWakesAtOwnersDeath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := holder.Claim(s.ID); err != nil {
+	if _, err := holder.Claim(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 

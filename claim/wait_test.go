@@ -135,7 +135,7 @@ func TestWaitWakesUp(t *testing.T) {
 				pkPut(t, b, sessions.Doing, "other", "x", sessions.Meta{})
 			},
 			act: func(t *testing.T, _ *sessions.Board, other *claim.Client) string {
-				if _, err := other.Release("x"); err != nil {
+				if _, err := other.Release(context.Background(), "x"); err != nil {
 					t.Fatal(err)
 				}
 				return "x"
@@ -147,7 +147,7 @@ func TestWaitWakesUp(t *testing.T) {
 				pkPut(t, b, sessions.Done, "", "x", sessions.Meta{})
 			},
 			act: func(t *testing.T, _ *sessions.Board, other *claim.Client) string {
-				if _, err := other.Reopen("x"); err != nil {
+				if _, err := other.Reopen(context.Background(), "x"); err != nil {
 					t.Fatal(err)
 				}
 				return "x"
@@ -159,7 +159,7 @@ func TestWaitWakesUp(t *testing.T) {
 				pkPut(t, b, sessions.Failed, "", "x", sessions.Meta{Attempts: 3})
 			},
 			act: func(t *testing.T, _ *sessions.Board, other *claim.Client) string {
-				if _, err := other.Requeue("x"); err != nil {
+				if _, err := other.Requeue(context.Background(), "x"); err != nil {
 					t.Fatal(err)
 				}
 				return "x"
@@ -189,7 +189,7 @@ func TestWaitWakesUp(t *testing.T) {
 				pkPut(t, b, sessions.Todo, "", "b", dep("a"))
 			},
 			act: func(t *testing.T, _ *sessions.Board, other *claim.Client) string {
-				if _, err := other.Done("a"); err != nil {
+				if _, err := other.Done(context.Background(), "a"); err != nil {
 					t.Fatal(err)
 				}
 				return "b"
@@ -203,7 +203,7 @@ func TestWaitWakesUp(t *testing.T) {
 				pkPut(t, b, sessions.Todo, "", "b", dep("a1", "a2"))
 			},
 			act: func(t *testing.T, _ *sessions.Board, other *claim.Client) string {
-				if _, err := other.Done("a2"); err != nil {
+				if _, err := other.Done(context.Background(), "a2"); err != nil {
 					t.Fatal(err)
 				}
 				return "b"
@@ -217,7 +217,7 @@ func TestWaitWakesUp(t *testing.T) {
 				pkPut(t, b, sessions.Todo, "", "c-high", sessions.Meta{Priority: sessions.High, DependsOn: []string{"a"}})
 			},
 			act: func(t *testing.T, _ *sessions.Board, other *claim.Client) string {
-				if _, err := other.Done("a"); err != nil {
+				if _, err := other.Done(context.Background(), "a"); err != nil {
 					t.Fatal(err)
 				}
 				return "c-high"

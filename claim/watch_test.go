@@ -99,9 +99,9 @@ func TestWatch(t *testing.T) {
 	put := func(st sessions.State, owner, id string) func(*testing.T, *sessions.Board) {
 		return func(t *testing.T, b *sessions.Board) { pkPut(t, b, st, owner, id, sessions.Meta{}) }
 	}
-	as := func(owner string, op func(*claim.Client, string) (sessions.Session, error), id string) func(*testing.T, *sessions.Board) string {
+	as := func(owner string, op func(*claim.Client, context.Context, string) (sessions.Session, error), id string) func(*testing.T, *sessions.Board) string {
 		return func(t *testing.T, b *sessions.Board) string {
-			if _, err := op(pkClient(t, pkOwnBoard(b), owner), id); err != nil {
+			if _, err := op(pkClient(t, pkOwnBoard(b), owner), context.Background(), id); err != nil {
 				t.Fatal(err)
 			}
 			return id
@@ -241,7 +241,7 @@ func TestWatchNewOwnerLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	wsUntilSentinel(t, b, changes) // Watch has handled the directory's creation
-	if _, err := pkClient(t, pkOwnBoard(b), "dave").Claim("x"); err != nil {
+	if _, err := pkClient(t, pkOwnBoard(b), "dave").Claim(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
 	got := wsUntilSentinel(t, b, changes)

@@ -207,7 +207,7 @@ func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit fu
 		}
 		if errors.Is(err, ErrNothingAvailable) || h.ctx.Err() != nil {
 			if err == nil {
-				_, _ = c.Release(s.ID) // claimed just as we were told to stop
+				_, _ = c.Release(context.Background(), s.ID) // claimed just as we were told to stop
 			}
 			return nil
 		}
@@ -227,7 +227,7 @@ func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit fu
 			// Not the session's doing: back to todo/ as it was, and
 			// no more claims, by any worker.
 			h.halt(runErr)
-			if _, err := c.Release(s.ID); err != nil {
+			if _, err := c.Release(context.Background(), s.ID); err != nil {
 				emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })
 				return nil
 			}
@@ -257,7 +257,7 @@ func (p *Pool) worker(stop context.Context, h *halting, w int, q *Queue, emit fu
 			continue
 		}
 		if stop.Err() != nil {
-			if _, err := c.Release(s.ID); err != nil {
+			if _, err := c.Release(context.Background(), s.ID); err != nil {
 				emit(WorkEvent{Event: "lost", ID: s.ID, Worker: w, Error: err.Error()}, func(x *WorkSummary) { x.Lost++ })
 				return nil
 			}
@@ -341,16 +341,18 @@ func (c *Client) setFields(path string, fields map[string]string) error {
 
 // Requeue moves a set-aside session from failed/ back to todo/ with its
 // attempt count reset, so that next takes it again.
-func (c *Client) Requeue(id string) (sessions.Session, error) {
+func (c *Client) Requeue(ctx context.Context, id string) (sessions.Session, error) {
 	if err := sessions.ValidateID(id); err != nil {
 		return sessions.Session{}, &Error{Op: "requeue", ID: id, Err: err}
 	}
-	src := c.Board.Path(sessions.Failed, "", id)
-	if err := c.setFields(src, map[string]string{"attempts": "0"}); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return sessions.Session{}, &Error{Op: "requeue", ID: id, From: src, Err: err}
-	}
-	if err := c.move("requeue", id, src, c.Board.Path(sessions.Todo, "", id), true); err != nil {
-		return sessions.Session{}, err
-	}
-	return c.read(sessions.Todo, "", id)
+	return c.arbitrated(ctx, func() (sessions.Session, error) {
+		src := c.Board.Path(sessions.Failed, "", id)
+		if err := c.setFields(src, map[string]string{"attempts": "0"}); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return sessions.Session{}, &Error{Op: "requeue", ID: id, From: src, Err: err}
+		}
+		if err := c.move("requeue", id, src, c.Board.Path(sessions.Todo, "", id), true); err != nil {
+			return sessions.Session{}, err
+		}
+		return c.read(sessions.Todo, "", id)
+	}, ErrSessionNotFound, ErrSessionNotAvailable)
 }

@@ -254,7 +254,7 @@ func TestPoolAttempts(t *testing.T) {
 			// reset, and claimable again.
 			back := wantPlace["failed"][0]
 			c := pkClient(t, b, "someone")
-			s, err := c.Requeue(back)
+			s, err := c.Requeue(context.Background(), back)
 			if err != nil {
 				t.Fatalf("Requeue(%s): %v", back, err)
 			}
@@ -267,7 +267,7 @@ func TestPoolAttempts(t *testing.T) {
 			if got := pkWhere(t, b, back); got != "todo" {
 				t.Errorf("%s is in %s after Requeue, want todo", back, got)
 			}
-			if _, err := c.Requeue(back); !errors.Is(err, claim.ErrSessionNotAvailable) {
+			if _, err := c.Requeue(context.Background(), back); !errors.Is(err, claim.ErrSessionNotAvailable) {
 				t.Errorf("second Requeue(%s) = %v, want ErrSessionNotAvailable", back, err)
 			}
 			if s, err := c.Next(context.Background()); err != nil || s.ID != back {

@@ -82,7 +82,7 @@ func TestFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Claim(s.ID); err != nil {
+	if _, err := c.Claim(context.Background(), s.ID); err != nil {
 		t.Fatal(err)
 	}
 	got.await(t, "the claim", func(e boardview.Event) bool {

@@ -55,7 +55,7 @@ func (h heldBoard) own(t *testing.T, owner string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Claim(h.s.ID); err != nil {
+	if _, err := c.Claim(context.Background(), h.s.ID); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -164,7 +164,7 @@ func TestFeedReportsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Claim(h.s.ID); err != nil {
+	if _, err := c.Claim(context.Background(), h.s.ID); err != nil {
 		t.Fatal(err)
 	}
 	// Watched from the start: the lease's arrival is seen.

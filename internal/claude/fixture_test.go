@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -187,7 +188,7 @@ func (f *fixture) claim(owner, id string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if _, err := c.Claim(id); err != nil {
+	if _, err := c.Claim(context.Background(), id); err != nil {
 		f.t.Fatal(err)
 	}
 }

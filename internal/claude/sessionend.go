@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -44,7 +45,7 @@ func (h *Hooks) sessionEnd(boardDir, owner, reason string) error {
 		if h.Batch != nil {
 			commit = h.Batch(b)
 		}
-		released, err := cl.ReleaseAll()
+		released, err := cl.ReleaseAll(context.Background())
 		if err != nil {
 			// Another release of the same owner may have raced this one
 			// (the plugin's hooks and a project install's both run, say):

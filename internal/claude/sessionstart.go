@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -228,7 +229,7 @@ func (h *Hooks) handOver(b *sessions.Board, from, to string) error {
 	var errs []error
 	moved := 0
 	for _, s := range list {
-		if _, err := cl.HandOver(s.ID, to); err != nil {
+		if _, err := cl.HandOver(context.Background(), s.ID, to); err != nil {
 			errs = append(errs, err)
 			continue
 		}

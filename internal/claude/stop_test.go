@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func (f *fixture) finish(owner, id string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if _, err := c.Done(id); err != nil {
+	if _, err := c.Done(context.Background(), id); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -66,7 +67,7 @@ func (f *fixture) release(owner, id string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if _, err := c.Release(id); err != nil {
+	if _, err := c.Release(context.Background(), id); err != nil {
 		f.t.Fatal(err)
 	}
 }

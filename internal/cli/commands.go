@@ -166,7 +166,7 @@ func (r *run) initCommand() *ucli.Command {
 
 // transitionCommand builds claim, release, done and reopen: one session id,
 // one transition.
-func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.Client, string) (sessions.Session, error)) *ucli.Command {
+func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.Client, context.Context, string) (sessions.Session, error)) *ucli.Command {
 	return &ucli.Command{
 		Name:        name,
 		Usage:       usage,
@@ -196,11 +196,11 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 					return err
 				}
 			}
-			s, err := do(cl, id)
+			s, err := do(cl, c.Context, id)
 			if again, ferr := r.shared.againAfterFetch(err, claim.ErrSessionNotFound, claim.ErrSessionNotAvailable, claim.ErrClaimLost); ferr != nil {
 				return ferr
 			} else if again {
-				s, err = do(cl, id)
+				s, err = do(cl, c.Context, id)
 			}
 			if err != nil {
 				return r.sharedSettle(err)
@@ -320,7 +320,7 @@ func (r *run) releaseCommand() *ucli.Command {
 		if err != nil {
 			return err
 		}
-		released, err := cl.ReleaseAll()
+		released, err := cl.ReleaseAll(context.Background())
 		_ = r.leases(cl.Board).Remove(cl.Owner)
 		if r.json {
 			if released == nil {

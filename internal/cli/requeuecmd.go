@@ -7,6 +7,7 @@ package cli
 // what that would do.
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -78,21 +79,21 @@ func (r *run) requeue(c *ucli.Context) error {
 		}
 		if !bulk {
 			if len(ids) == 1 { // as it always was: one object, one session
-				s, err := cl.Requeue(ids[0])
+				s, err := cl.Requeue(context.Background(), ids[0])
 				if err != nil {
 					return err
 				}
 				return r.printSession("requeued", s)
 			}
 			for _, id := range ids {
-				s, err := cl.Requeue(id)
+				s, err := cl.Requeue(context.Background(), id)
 				if err != nil && first == nil {
 					first = err
 				}
 				list = append(list, claim.Requeued{Now: s, Err: err, Was: sessions.SetAside{Session: sessions.Session{ID: id}}})
 			}
 		} else {
-			list, first = cl.RequeueSetAside(opts)
+			list, first = cl.RequeueSetAside(context.Background(), opts)
 		}
 	}
 	if err := r.printRequeued(list, opts, bulk); err != nil {

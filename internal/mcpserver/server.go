@@ -284,7 +284,7 @@ func (s *server) giveBack() {
 		}
 	}
 	if s.cfg.Owner == "" {
-		released, err := c.ReleaseAll()
+		released, err := c.ReleaseAll(context.Background())
 		for _, r := range released {
 			fmt.Fprintf(s.cfg.Log, "pickup mcp: released %s (the client went away)\n", r.ID)
 		}
@@ -297,7 +297,7 @@ func (s *server) giveBack() {
 		return
 	}
 	for _, id := range mine {
-		if _, err := c.Release(id); err == nil {
+		if _, err := c.Release(context.Background(), id); err == nil {
 			fmt.Fprintf(s.cfg.Log, "pickup mcp: released %s (the client went away)\n", id)
 		}
 	}

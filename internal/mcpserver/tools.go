@@ -112,7 +112,7 @@ func (s *server) claimOne(ctx context.Context, req *mcp.CallToolRequest, in idIn
 	if err := s.lease(c); err != nil {
 		return nil, Result{}, err
 	}
-	got, err := c.Claim(in.ID)
+	got, err := c.Claim(ctx, in.ID)
 	if r, ok := lost(in.ID, err, "do not work on it; call next to take another session"); ok {
 		return r.answer()
 	}
@@ -129,20 +129,20 @@ func claimed(got sessions.Session) (*mcp.CallToolResult, Result, error) {
 }
 
 func (s *server) done(ctx context.Context, req *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, Result, error) {
-	return s.finish(req, in.ID, "done", (*claim.Client).Done)
+	return s.finish(ctx, req, in.ID, "done", (*claim.Client).Done)
 }
 
 func (s *server) release(ctx context.Context, req *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, Result, error) {
-	return s.finish(req, in.ID, "released", (*claim.Client).Release)
+	return s.finish(ctx, req, in.ID, "released", (*claim.Client).Release)
 }
 
 // finish is done and release: the session leaves this owner.
-func (s *server) finish(req *mcp.CallToolRequest, id, verb string, move func(*claim.Client, string) (sessions.Session, error)) (*mcp.CallToolResult, Result, error) {
+func (s *server) finish(ctx context.Context, req *mcp.CallToolRequest, id, verb string, move func(*claim.Client, context.Context, string) (sessions.Session, error)) (*mcp.CallToolResult, Result, error) {
 	c, err := s.changing(req)
 	if err != nil {
 		return nil, Result{}, err
 	}
-	got, err := move(c, id)
+	got, err := move(c, ctx, id)
 	if r, ok := lost(id, err, "do not finish it; call next to take other work"); ok {
 		s.noteClaimed(id, false)
 		return r.answer()

@@ -254,7 +254,7 @@ func nextProcess(e *env, n int, noSync bool, limit float64) (Row, error) {
 			return nil, fmt.Errorf("after pickup next the owner holds %d sessions", len(held))
 		}
 		for _, s := range held {
-			if _, err := c.Release(s.ID); err != nil {
+			if _, err := c.Release(context.Background(), s.ID); err != nil {
 				return nil, err
 			}
 		}

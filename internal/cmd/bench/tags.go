@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,7 +72,7 @@ func nextTagProcess(e *env, n int, noSync bool) (Row, error) {
 		if tag != "" && !slices.Contains(held[0].Tags, tag) {
 			return r, fmt.Errorf("pickup next --tag %s took %s, tagged %v", tag, held[0].ID, held[0].Tags)
 		}
-		_, err = c.Release(held[0].ID)
+		_, err = c.Release(context.Background(), held[0].ID)
 		return r, err
 	}
 	for range 3 { // warm the cache, the binary and the page cache

@@ -149,7 +149,7 @@ func (a *actions) do(action, by string, r *http.Request) (string, int, error) {
 		if err := a.c.Ready(r.Context()); err != nil {
 			return "", http.StatusServiceUnavailable, fmt.Errorf("requeue %s: %w", id, err)
 		}
-		if _, err := a.c.Requeue(id); err != nil {
+		if _, err := a.c.Requeue(r.Context(), id); err != nil {
 			return "", statusOf(err), err
 		}
 		return "requeued " + id, 0, nil
@@ -162,7 +162,7 @@ func (a *actions) do(action, by string, r *http.Request) (string, int, error) {
 			return "", http.StatusBadRequest, err
 		}
 		// SetPriority brings the board in line with the arbiter itself.
-		if _, err := a.c.SetPriority(id, p); err != nil {
+		if _, err := a.c.SetPriority(r.Context(), id, p); err != nil {
 			return "", statusOf(err), err
 		}
 		return fmt.Sprintf("%s is now %s", id, p), 0, nil

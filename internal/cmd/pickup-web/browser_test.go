@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -76,7 +77,7 @@ func TestPageLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := findTitle(t, b, "the first")
-	if _, err := c.Claim(first); err != nil {
+	if _, err := c.Claim(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, page, "agent-1 alive, holding the first", `(() => { const o = document.querySelector('.owner[data-owner="agent-1"]');
@@ -331,7 +332,7 @@ func TestWaitingFirstRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range ids[:3] {
-		if _, err := c.Claim(id); err != nil {
+		if _, err := c.Claim(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ func TestUpdateKeepsNodes(t *testing.T) {
 	}
 	// agent-1 holds one first, so that it is on the board before the
 	// marks (a new owner would be a change of its own).
-	if _, err := c.Claim(ids[0]); err != nil {
+	if _, err := c.Claim(context.Background(), ids[0]); err != nil {
 		t.Fatal(err)
 	}
 	srv := startServer(t, dir)
@@ -46,7 +47,7 @@ func TestUpdateKeepsNodes(t *testing.T) {
 		t.Fatalf("only %d keyed nodes on the board", marked)
 	}
 
-	if _, err := c.SetPriority(ids[5], sessions.High); err != nil {
+	if _, err := c.SetPriority(context.Background(), ids[5], sessions.High); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, page, "row 5 first in waiting", `document.querySelector("#waiting-items .title")?.textContent === "row 5"`)

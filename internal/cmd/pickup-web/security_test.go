@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -145,7 +146,7 @@ func TestRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := claim.New(b, "agent-1")
-	if _, err := c.Claim(findTitle(t, b, "waits")); err != nil {
+	if _, err := c.Claim(context.Background(), findTitle(t, b, "waits")); err != nil {
 		t.Fatal(err)
 	}
 	before = boardFiles(t, dir)

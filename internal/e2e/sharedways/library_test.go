@@ -75,7 +75,7 @@ func TestLibraryRacesCommand(t *testing.T) {
 					libErr = claim.ErrSessionNotAvailable // lost: nothing left for it
 				}
 			} else {
-				_, libErr = c.Claim(id)
+				_, libErr = c.Claim(context.Background(), id)
 			}
 		}()
 		go func() {
@@ -161,7 +161,7 @@ func TestLibraryAndCommandsDrain(t *testing.T) {
 					return
 				}
 				note(owner, s.ID)
-				if _, err := c.Done(s.ID); err != nil {
+				if _, err := c.Done(context.Background(), s.ID); err != nil {
 					errs <- fmt.Errorf("%s: done %s: %w", owner, s.ID, err)
 					return
 				}
