@@ -2,19 +2,25 @@ package claim
 
 import (
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/boardhook"
 )
 
 // heardHolders is the processes of owner's leases that other boards of
 // this machine recorded with the board's arbiter
-// (sessions.Board.HeardHolders): an owner that works in another clone of
+// (set on the board through internal/boardhook): an owner that works in another clone of
 // this machine is judged by its processes here too, not only by its
 // heartbeat, so that its sessions come back at once from any board of its
 // machine when it dies.
 func (l *Leases) heardHolders(owner string) []Holder {
-	if l.Board == nil || l.Board.HeardHolders == nil {
+	if l.Board == nil {
 		return nil
 	}
-	return holdersOf(l.Board.HeardHolders(owner))
+	heard := boardhook.HeardOf(l.Board)
+	if heard == nil {
+		return nil
+	}
+	return holdersOf(heard(owner))
 }
 
 // withHolders is lease (err: none here) with others added to its holders.

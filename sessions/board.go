@@ -6,11 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
-	"github.com/pickup-dev/pickup/internal/proc"
 )
 
 // State is where a session is: todo, doing or done.
@@ -84,15 +85,16 @@ type Board struct {
 	// whose processes here prove nothing is judged stale only that long
 	// after the newer of this and its lease's heartbeat (claim.Leases).
 	LastHeard func(owner string) (time.Time, bool)
-	// HeardHolders, if set, gives the processes of owner's leases that
-	// other boards of this machine recorded with the arbiter (a
-	// PostgreSQL board: pickup_holders), so that an owner working in
-	// another clone of this machine is judged by its processes here too
-	// (claim.Leases).
-	HeardHolders func(owner string) []proc.Process
 	// IDSuffix, if set, goes into every id Create makes (a shared board's
 	// per-clone suffix, so that clones never make the same id).
 	IDSuffix string
+
+	// heard gives the processes of owners' leases that other boards of
+	// this machine recorded with the arbiter (internal/boardhook: an
+	// arbiter sets it; claim.Leases reads it), so that an owner working in
+	// another clone of this machine is judged by its processes here too.
+	heardMu sync.Mutex
+	heard   boardhook.Heard
 
 	// surveyed: Open or Init checked the top directories and .pickup/'s
 	// entries (CheckDir need not again).

@@ -14,11 +14,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
 	"github.com/pickup-dev/pickup/sessions"
@@ -299,8 +301,8 @@ func (r *run) viewBoard() (*sessions.Board, error) {
 		// A git-shared board is shown as this clone last saw it; the
 		// owners that work in other clones of this machine are judged by
 		// their processes, read from those clones' leases.
-		if b.HeardHolders == nil {
-			b.HeardHolders = gitremote.ViewHolders(b, "")
+		if boardhook.HeardOf(b) == nil {
+			boardhook.SetHeard(b, gitremote.ViewHolders(b, ""))
 		}
 		return b, nil
 	}

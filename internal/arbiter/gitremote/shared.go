@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/idsuffix"
@@ -206,7 +207,7 @@ func Open(ctx context.Context, b *sessions.Board, remote, branch string) (*Board
 	b.IDSuffix = suffix
 	b.Arbiter = s.Publish
 	s.register(ctx) // clones.go
-	b.HeardHolders = s.HeardHolders
+	boardhook.SetHeard(b, s.HeardHolders)
 	return s, nil
 }
 

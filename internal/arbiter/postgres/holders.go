@@ -14,7 +14,7 @@ import (
 // the owner's own machine whose directory has no lease of that owner (the
 // owner works in another clone) judges it by its processes, as its own
 // board does: a killed agent's sessions come back at once from any board
-// of its machine (sessions.Board.HeardHolders, claim.Leases), and status
+// of its machine (internal/boardhook, claim.Leases), and status
 // says it works on this machine. Boards of other machines cannot check
 // those processes and judge the owner by its heartbeat, as before.
 //
@@ -59,7 +59,7 @@ func (s *Board) hearHolders(rows []OwnerHolders) {
 
 // HeardHolders is the processes of owner's leases that boards of this
 // machine recorded in the database, as the last Refresh read them
-// (sessions.Board.HeardHolders).
+// (internal/boardhook).
 func (s *Board) HeardHolders(owner string) []proc.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -64,13 +64,15 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -202,7 +204,7 @@ func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*B
 	b.IDSuffix = suffix
 	b.Arbiter = s.Arbiter
 	b.LastHeard = s.LastHeard
-	b.HeardHolders = s.HeardHolders
+	boardhook.SetHeard(b, s.HeardHolders)
 	return s, nil
 }
 
