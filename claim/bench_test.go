@@ -55,9 +55,13 @@ func BenchmarkClaimRelease(b *testing.B) {
 //	x-floor         their ratio (target >= 0.5, at 20,000 sessions in scripts/bench)
 //	x-floor-cpu     floor CPU time / library CPU time, the same ratio as
 //	                CPU cost, steadier than x-floor on a busy machine
+//	x-recorded      the library's rate / drain.RecordedFloor's (the
+//	                renames plus a read of each claimed file and a line
+//	                of history under flock: the least a claim must do)
+//	x-recorded-cpu  the same ratio in CPU time
 func BenchmarkDrain8(b *testing.B) {
 	const n, workers = 2000, 8
-	var lib, floor, libCPU, floorCPU time.Duration
+	var lib, floor, libCPU, floorCPU, rec, recCPU time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
@@ -85,6 +89,20 @@ func BenchmarkDrain8(b *testing.B) {
 		}
 		floor += f.Elapsed
 		floorCPU += f.CPU
+		rb, err := benchkit.NewBoard(filepath.Join(dir, fmt.Sprintf("recorded%d", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rids, err := benchkit.Fill(rb, sessions.Todo, "", 0, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := drain.RecordedFloor(rb, rids, workers)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec += r.Elapsed
+		recCPU += r.CPU
 		b.StartTimer()
 		d, err := drain.Library(context.Background(), lb, workers, time.Second)
 		if err != nil {
@@ -101,4 +119,6 @@ func BenchmarkDrain8(b *testing.B) {
 	b.ReportMetric(libRate/floorRate, "x-floor")
 	// The same ratio in CPU time, which a busy machine disturbs less.
 	b.ReportMetric(float64(floorCPU)/float64(libCPU), "x-floor-cpu")
+	b.ReportMetric(libRate/(float64(n*b.N)/rec.Seconds()), "x-recorded")
+	b.ReportMetric(float64(recCPU)/float64(libCPU), "x-recorded-cpu")
 }
