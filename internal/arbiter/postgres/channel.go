@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"time"
+
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +20,12 @@ import (
 // The line-protocol conversation with pickup-postgres (the machine's
 // daemon, or a helper of this process's own): finding the helper, dialing,
 // one request at a time.
+
+// waitSlack is how much longer than its own timeout a wait may take to be
+// answered: the daemon's connection, a LISTEN and a read of the version
+// each have bounds of their own (pgserver's ConnectTimeout and
+// RequestTimeout, 5 s and 15 s).
+const waitSlack = 45 * time.Second
 
 // channel is one line-protocol conversation with pickup-postgres: the
 // machine's daemon or a helper of this process's own.
@@ -33,6 +41,9 @@ type channel struct {
 	w        io.Writer
 	stdout   *bufio.Reader
 	broken   error // the helper failed: every later request fails so
+	// slack is how much longer than its timeout a wait on the daemon
+	// may take to be answered (waitSlack).
+	slack time.Duration
 }
 
 // FindHelper returns the helper command: PICKUP_POSTGRES_HELPER, else
@@ -66,7 +77,7 @@ func dial(helper, url string) (*channel, error) {
 	c := &channel{url: redacted}
 	f, why := dialDaemon(helper, url)
 	if f != nil {
-		c.sock, c.w = f, f
+		c.sock, c.w, c.slack = f, f, waitSlack
 		c.stdout = bufio.NewReaderSize(f, 64<<10)
 		return c, nil
 	}
@@ -127,6 +138,14 @@ func (c *channel) call(op string, req Request) (Response, error) {
 		return Response{}, err
 	}
 	var res Response
+	if c.sock != nil && req.TimeoutMS > 0 {
+		// A wait is answered within its timeout and the server's own
+		// bounds on what it does meanwhile: past that the daemon is
+		// stuck, and the channel is taken as broken (the caller opens a
+		// new one) rather than waited on for ever.
+		_ = c.sock.SetReadDeadline(time.Now().Add(time.Duration(req.TimeoutMS)*time.Millisecond + c.slack))
+		defer func() { _ = c.sock.SetReadDeadline(time.Time{}) }()
+	}
 	if _, err = c.w.Write(append(data, '\n')); err == nil {
 		var line []byte
 		if line, err = c.stdout.ReadBytes('\n'); err == nil {
@@ -147,7 +166,11 @@ func (c *channel) call(op string, req Request) (Response, error) {
 // its answer.
 func (c *channel) abort() {
 	if c.sock != nil {
-		_ = unix.Shutdown(int(c.sock.Fd()), unix.SHUT_RDWR)
+		// Through SyscallConn, not Fd, which would put the socket back
+		// in blocking mode and end its read deadlines.
+		if rc, err := c.sock.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { _ = unix.Shutdown(int(fd), unix.SHUT_RDWR) })
+		}
 	}
 	if c.cmd != nil && c.cmd.Process != nil {
 		_ = c.cmd.Process.Kill()

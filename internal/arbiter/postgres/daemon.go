@@ -90,6 +90,12 @@ func dialUnix(path string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, err
 	}
+	// Non-blocking, so that os.NewFile puts it on the runtime's poller:
+	// a wait's read then has a deadline (channel.call).
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
 	return os.NewFile(uintptr(fd), path), nil
 }
 

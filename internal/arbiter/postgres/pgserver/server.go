@@ -96,10 +96,20 @@ func (s *Server) wait(channel string, d time.Duration, moves bool, since int64) 
 		if step <= 0 {
 			return postgres.Response{OK: true, Version: version}
 		}
-		wctx, wcancel := context.WithTimeout(context.Background(), step)
-		_, err := s.conn.WaitForNotification(wctx)
-		expired := wctx.Err() != nil
-		wcancel()
+		// The read's deadline is set on the socket itself, right before
+		// it: bounded by a context instead (a deadline that pgx sets from
+		// another goroutine once the context is done), a wait after a
+		// server restart once blocked for good, which left a live board
+		// showing a board that no longer moved.
+		nc := s.conn.PgConn().Conn()
+		if err := nc.SetReadDeadline(time.Now().Add(step)); err != nil {
+			return fail(s.dropIfBroken(err))
+		}
+		_, err := s.conn.WaitForNotification(context.Background())
+		expired := pgconn.Timeout(err)
+		if !s.conn.IsClosed() {
+			_ = nc.SetReadDeadline(time.Time{})
+		}
 		if err != nil && !expired {
 			return fail(s.dropIfBroken(err))
 		}
