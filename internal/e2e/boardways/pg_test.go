@@ -159,10 +159,11 @@ func TestBoardFollowsPostgres(t *testing.T) {
 		return !strings.Contains(s, "database unreachable") && !strings.Contains(s, "view may be stale")
 	})
 	run(envB, "--owner", "carol", "claim", first)
-	tm.waitFor("carol's claim after the restart", 5*time.Second, func(s string) bool {
+	took = tm.waitFor("carol's claim after the restart", 5*time.Second, func(s string) bool {
 		return strings.Contains(s, "0 todo  1 doing  1 done") &&
 			regexp.MustCompile(`(?m)^\s+carol\s+.*\n\s+└ `+regexp.QuoteMeta(first)).MatchString(s)
 	})
+	t.Logf("a claim in clone b after the restart showed in a's board after %v", took.Round(time.Millisecond))
 	if s := tm.screen(); strings.Contains(s, "BOARD-EXITED") {
 		t.Fatalf("the board exited:\n%s", s)
 	}
