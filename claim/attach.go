@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/proc"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
@@ -24,7 +25,7 @@ import (
 // not shared needs none.
 func (c *Client) attach() error {
 	b := c.Board
-	if b.Arbiter != nil {
+	if boardArbiter(b) != nil {
 		return nil
 	}
 	cfg, err := b.Config()
@@ -125,7 +126,7 @@ func (c *Client) settle(ctx context.Context, a arbiter.Arbiter, err error) error
 // attached: it would move the session here only, and another clone or
 // machine could give it to a second owner.
 func (c *Client) checkArbiter() error {
-	if c.Board.Arbiter != nil {
+	if boardArbiter(c.Board) != nil {
 		return nil
 	}
 	c.sharedOnce.Do(func() {
@@ -176,4 +177,10 @@ func (k leaseBook) Holders(owner string) []proc.Process {
 		return nil
 	}
 	return processesOf(l.Holders)
+}
+
+// boardArbiter is b's arbiter (set on the board through internal/boardhook
+// by Open of an arbiter implementation), nil if none.
+func boardArbiter(b *sessions.Board) func(e sessions.Event) error {
+	return boardhook.ArbiterOf[sessions.Event](b)
 }

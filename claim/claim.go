@@ -323,11 +323,11 @@ func (c *Client) commitEach(ms ...moved) []error {
 		}
 		events[i] = sessions.Event{Op: m.op, ID: m.id, Owner: c.Owner, Reason: m.reason, Src: m.src, Dst: m.dst}
 	}
-	if c.Board.Arbiter != nil {
+	if boardArbiter(c.Board) != nil {
 		// A shared board: the transition stands only once the remote took
 		// it; the arbiter undoes a refused one and keeps the event log.
 		for i, e := range events {
-			if err := c.Board.Arbiter(c.Board.NewEvent(e)); err != nil {
+			if err := boardArbiter(c.Board)(c.Board.NewEvent(e)); err != nil {
 				errs[i] = fromArbiter(err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
@@ -351,12 +352,16 @@ func (l *Leases) judge(owner string, stale time.Duration, local proc.Process) (O
 }
 
 // lastHeard is when owner was last heard from other than by its
-// processes here (sessions.Board.LastHeard).
+// processes here (set on the board through internal/boardhook).
 func (l *Leases) lastHeard(owner string) (time.Time, bool) {
-	if l.Board == nil || l.Board.LastHeard == nil {
+	if l.Board == nil {
 		return time.Time{}, false
 	}
-	return l.Board.LastHeard(owner)
+	lastHeard := boardhook.LastHeardOf(l.Board)
+	if lastHeard == nil {
+		return time.Time{}, false
+	}
+	return lastHeard(owner)
 }
 
 // listProcesses names up to three processes, for a reason.

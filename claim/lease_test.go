@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 	"golang.org/x/sync/errgroup"
@@ -92,7 +93,7 @@ func TestJudge(t *testing.T) {
 		{name: "other host, silent", holders: []proc.Process{elsewhere}, heartbeat: 31 * time.Minute, want: claim.OwnerStale},
 		{name: "no process recorded, silent", heartbeat: 31 * time.Minute, want: claim.OwnerStale},
 		{name: "no lease, recent claim", none: true, want: claim.OwnerUnknown},
-		// Heard from elsewhere (sessions.Board.LastHeard: a heartbeat
+		// Heard from elsewhere (boardhook.SetLastHeard: a heartbeat
 		// in a PostgreSQL board's database): the newer of it and the
 		// lease's heartbeat counts; processes here still decide first.
 		{name: "other host, silent lease, heard recently", holders: []proc.Process{elsewhere}, heartbeat: 31 * time.Minute, heard: time.Minute, want: claim.OwnerUnknown},
@@ -121,12 +122,12 @@ func TestJudge(t *testing.T) {
 				l.Now = func() time.Time { return claimed.Add(tt.claimAge) }
 			}
 			if tt.heard > 0 {
-				b.LastHeard = func(owner string) (time.Time, bool) {
+				boardhook.SetLastHeard(b, func(owner string) (time.Time, bool) {
 					if owner != "o" {
 						return time.Time{}, false
 					}
 					return l.Now().Add(-tt.heard), true
-				}
+				})
 			}
 			got, _, reason := l.Judge("o", 0)
 			if got != tt.want {

@@ -61,14 +61,14 @@ func (c *Client) setPriority(id string, p sessions.Priority) (sessions.Session, 
 	}
 	e := sessions.Event{Op: "priority", ID: id, Owner: c.Owner,
 		Reason: fmt.Sprintf("priority %s (was %s)", p, was), Src: path, Dst: path}
-	if c.Board.Arbiter == nil {
+	if boardArbiter(c.Board) == nil {
 		// The rewrite stands whatever becomes of its history line (as a
 		// transition's does on a board that is not shared).
 		_ = c.Board.Record(e)
 		s.Priority = p
 		return s, nil
 	}
-	if aerr := c.Board.Arbiter(c.Board.NewEvent(e)); aerr != nil {
+	if aerr := boardArbiter(c.Board)(c.Board.NewEvent(e)); aerr != nil {
 		// Refused or unanswered: the arbiter put the session where it has
 		// it (a claim elsewhere took it out of todo/ here), or left the
 		// file as it was. A content rewrite has no old place to move back

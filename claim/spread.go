@@ -3,6 +3,7 @@ package claim
 import (
 	"math/rand/v2"
 
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -10,7 +11,7 @@ import (
 // of a shared board chooses among.
 const spreadWidth = 16
 
-// takeSpread is take for a board that many clones share (Board.IDSuffix is
+// takeSpread is take for a board that many clones share (its id suffix is
 // set): it picks at random among the first spreadWidth candidates of the
 // best priority instead of always the first. Agents of one clone are
 // settled by the rename whatever they pick; agents of different clones
@@ -19,7 +20,7 @@ const spreadWidth = 16
 // preference, not a promise; priorities are kept. Elsewhere it is take.
 func (q *Queue) takeSpread(l *listings) (sessions.Session, error) {
 	s, err := q.take(l)
-	if err != nil || q.c.Board.IDSuffix == "" {
+	if err != nil || boardhook.IDSuffixOf(q.c.Board) == "" {
 		return s, err
 	}
 	k := rand.IntN(spreadWidth)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestNextSpreadKeepsPriorities(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	b := pkBoard(t)
-	b.IDSuffix = "abcde"
+	boardhook.SetIDSuffix(b, "abcde")
 	prio := map[string]sessions.Priority{}
 	for i := range 12 {
 		p := sessions.Medium

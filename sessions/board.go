@@ -70,31 +70,33 @@ type Board struct {
 	// whatever it does; commit mode commits it here. It may be called from
 	// several goroutines at once.
 	OnEvent func(e Event, logErr error)
-	// Arbiter, if set, decides whether a transition that has just happened
-	// here stands (a shared board pushes it to the git remote, whose ref
-	// update is the compare-and-swap). It gets the event completed by
-	// NewEvent. nil: the transition stands and is recorded. An error: the
-	// arbiter has undone the local move, and nothing is recorded here.
-	// When it is set, it keeps the event log itself (Record and claim's
-	// clients append nothing).
-	Arbiter func(e Event) error
-	// LastHeard, if set, says when owner was last heard from by other
-	// means than this machine's processes (a PostgreSQL board: the owner's
-	// heartbeat in the database, its age judged on the server's clock),
-	// as a time of this machine's clock, and whether it was. An owner
-	// whose processes here prove nothing is judged stale only that long
-	// after the newer of this and its lease's heartbeat (claim.Leases).
-	LastHeard func(owner string) (time.Time, bool)
-	// IDSuffix, if set, goes into every id Create makes (a shared board's
+	// hooksMu guards what pickup's own packages set on the board beyond
+	// its public API (internal/boardhook; sessions/hooks.go):
+	//
+	// arbiter, if set, decides whether a transition that has just
+	// happened here stands (a shared board pushes it to the git remote,
+	// whose ref update is the compare-and-swap). It gets the event
+	// completed by NewEvent. nil: the transition stands and is recorded.
+	// An error: the arbiter has undone the local move, and nothing is
+	// recorded here. When it is set, it keeps the event log itself (Record
+	// and claim's clients append nothing).
+	//
+	// lastHeard, if set, says when owner was last heard from by other
+	// means than this machine's processes (a PostgreSQL board), as a time
+	// of this machine's clock, and whether it was (claim.Leases).
+	//
+	// idSuffix, if set, goes into every id Create makes (a shared board's
 	// per-clone suffix, so that clones never make the same id).
-	IDSuffix string
-
+	//
 	// heard gives the processes of owners' leases that other boards of
-	// this machine recorded with the arbiter (internal/boardhook: an
-	// arbiter sets it; claim.Leases reads it), so that an owner working in
-	// another clone of this machine is judged by its processes here too.
-	heardMu sync.Mutex
-	heard   boardhook.Heard
+	// this machine recorded with the arbiter (an arbiter sets it;
+	// claim.Leases reads it), so that an owner working in another clone of
+	// this machine is judged by its processes here too.
+	hooksMu   sync.Mutex
+	arbiter   func(e Event) error
+	lastHeard boardhook.LastHeard
+	idSuffix  string
+	heard     boardhook.Heard
 
 	// surveyed: Open or Init checked the top directories and .pickup/'s
 	// entries (CheckDir need not again).
@@ -109,8 +111,8 @@ type Board struct {
 // transition stands regardless.
 func (b *Board) Record(e Event) error {
 	e = b.NewEvent(e)
-	if b.Arbiter != nil {
-		return b.Arbiter(e)
+	if arbiter := b.arbiterOf(); arbiter != nil {
+		return arbiter(e)
 	}
 	err := b.AppendEvent(e)
 	if b.OnEvent != nil {

@@ -59,8 +59,9 @@ func (b *Board) publish(now time.Time, by string, m Meta, content []byte) (Sessi
 		}
 	}
 	b.forgetOldReservations(now)
+	suffix := b.idSuffixOf()
 	for n := 0; n < maxSameSecond; n++ {
-		id := idCandidateWith(now, n, b.IDSuffix)
+		id := idCandidateWith(now, n, suffix)
 		places, err := b.Locate(id)
 		if err != nil {
 			return Session{}, fmt.Errorf("create session: %w", err)
@@ -90,7 +91,7 @@ func (b *Board) publish(now time.Time, by string, m Meta, content []byte) (Sessi
 			return Session{}, fmt.Errorf("create session %s: %w", id, err)
 		}
 		b.MarkChanged(Todo) // the next next lists todo/ (see PeekFresh)
-		if err := b.Record(Event{Op: "new", ID: id, Owner: by, Dst: path}); err != nil && b.Arbiter != nil {
+		if err := b.Record(Event{Op: "new", ID: id, Owner: by, Dst: path}); err != nil && b.arbiterOf() != nil {
 			return Session{}, fmt.Errorf("create session %s: %w", id, err) // undone by the arbiter
 		}
 		return Session{ID: id, State: Todo, Meta: m, Path: path}, nil
@@ -120,7 +121,7 @@ func (b *Board) forgetOldReservations(now time.Time) {
 // only, unknown to the git remote or the database that decides. claim.New
 // attaches the arbiter; pickup's commands attach their own.
 func (b *Board) checkArbiter() error {
-	if b.Arbiter != nil {
+	if b.arbiterOf() != nil {
 		return nil
 	}
 	cfg, _ := b.Config()

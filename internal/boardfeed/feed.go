@@ -29,6 +29,7 @@ import (
 	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
 	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/boardview"
 	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
@@ -287,10 +288,10 @@ func (f *Feed) judge(owner string) (boardview.Owner, bool) {
 		o.Elsewhere = true // an owner of another machine, heard of through the database
 		o.Host = f.pgHost(owner)
 	}
-	if f.B.LastHeard != nil {
+	if boardhook.LastHeardOf(f.B) != nil {
 		// Its last heartbeat anywhere, as the judgment counts it: when
 		// the judgment may change by itself (live.go) runs from it.
-		if at, ok := f.B.LastHeard(owner); ok && at.After(o.Heartbeat) {
+		if at, ok := boardhook.LastHeardOf(f.B)(owner); ok && at.After(o.Heartbeat) {
 			o.Heartbeat = at
 		}
 	}

@@ -3,12 +3,14 @@ package boardfeed
 import (
 	"context"
 	"errors"
-	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"io/fs"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 
 	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/boardview"
@@ -65,7 +67,7 @@ func (f *Feed) connectPG(ctx context.Context) error {
 		f.setDBErr(err)
 		return err
 	}
-	f.B.Arbiter = nil // the board only shows; Refresh needs no arbiter
+	boardhook.ClearArbiter(f.B) // the board only shows; Refresh needs no arbiter
 	pg.Leases = leasebook.Of(f.B)
 	f.PG = pg
 	return nil

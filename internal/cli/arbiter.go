@@ -149,7 +149,7 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 		return err
 	}
 	if err := arb.ready(ctx, m.trustRecent); err != nil {
-		b.Arbiter = nil
+		boardhook.ClearArbiter(b)
 		arb.close()
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/leasebook"
@@ -273,7 +274,7 @@ func (gitKind) initBoard(r *run, c *ucli.Context, remote string) error {
 	if err := sb.NotCodeBranch(); err != nil {
 		return refuse(err, "write shared_branch: pickup in config.yaml (a branch of its own)")
 	}
-	b.Arbiter = nil // joining is not a transition
+	boardhook.ClearArbiter(b) // joining is not a transition
 	n, created, err := sb.Join(ctx)
 	if err != nil {
 		return err

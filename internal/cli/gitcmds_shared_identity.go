@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -93,7 +94,7 @@ func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id gitremote.Iden
 	if err != nil {
 		return err
 	}
-	b.Arbiter = nil
+	boardhook.ClearArbiter(b)
 	cfg, err := sb.Follow(ctx)
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ func (r *run) followShared(b *sessions.Board, repo *gitx.Repo, id gitremote.Iden
 	if err := nb.NotCodeBranch(); err != nil {
 		return refuse(err, "correct shared_branch in config.yaml on the board branch")
 	}
-	b.Arbiter = nil
+	boardhook.ClearArbiter(b)
 	n, _, err := nb.Join(ctx)
 	if err != nil {
 		return err
@@ -146,8 +147,8 @@ func (gitKind) beforeCommand(m *sharedMode, b *sessions.Board, cfg sessions.Conf
 	if err != nil {
 		return nil // ready says why, if the command changes anything
 	}
-	arbiter := b.Arbiter
-	defer func() { b.Arbiter = arbiter }()
+	arbiter := boardhook.ArbiterOf[sessions.Event](b)
+	defer boardhook.SetArbiter(b, arbiter)
 	return sb.Flush(ctx)
 }
 
@@ -198,7 +199,7 @@ func (gitKind) findings(r *run, b *sessions.Board, cfg sessions.Config) []sessio
 	if err != nil {
 		return []sessions.Finding{finding("", err.Error())}
 	}
-	b.Arbiter = nil
+	boardhook.ClearArbiter(b)
 	if err := sb.CheckIdentity(ctx, cfg, cfgPath); err != nil {
 		return []sessions.Finding{finding("", err.Error()+"; "+hintOf(err))}
 	}
@@ -244,7 +245,7 @@ func (gitKind) repair(r *run, b *sessions.Board, cfg sessions.Config) error {
 	if err := sb.CheckIdentity(ctx, cfg, configPath(b)); err != nil {
 		return identityRefusal(b, err)
 	}
-	b.Arbiter = nil // the repair's moves are not transitions
+	boardhook.ClearArbiter(b) // the repair's moves are not transitions
 	rep, err := sb.Repair(ctx)
 	if err != nil {
 		return err

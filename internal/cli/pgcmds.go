@@ -7,8 +7,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 
 	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/leasebook"
@@ -136,7 +138,7 @@ func (pgKind) initBoard(r *run, _ *ucli.Context, url string) error {
 	}
 	pg.Leases = leasebook.Of(b)
 	defer pg.Close()
-	b.Arbiter = nil // joining is not a transition
+	boardhook.ClearArbiter(b) // joining is not a transition
 	if cfg.Shared == "" {
 		if err := appendConfig(b, "shared: "+redacted+"\n"); err != nil {
 			return err

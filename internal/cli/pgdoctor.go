@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -39,8 +40,8 @@ func (r *run) pgFindings(b *sessions.Board, cfg sessions.Config) []sessions.Find
 			cfg.Shared, postgres.HelperName))
 	}
 	// Open sets the board's arbiter and id suffix: doctor keeps its own.
-	arbiter, suffix := b.Arbiter, b.IDSuffix
-	defer func() { b.Arbiter, b.IDSuffix = arbiter, suffix }()
+	arbiter, suffix := boardhook.ArbiterOf[sessions.Event](b), boardhook.IDSuffixOf(b)
+	defer func() { boardhook.SetArbiter(b, arbiter); boardhook.SetIDSuffix(b, suffix) }()
 	pg, err := r.pgOpen(context.Background(), b, cfg.Shared, cfg)
 	if err != nil {
 		return finding(fmt.Sprintf("the database does not answer: %v; %s", err, hintOf(err)))

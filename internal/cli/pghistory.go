@@ -21,6 +21,7 @@ import (
 	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
 	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/leasebook"
@@ -156,7 +157,7 @@ func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait 
 		}
 		pg.Leases = leasebook.Of(b)
 		defer pg.Close()
-		b.Arbiter = nil
+		boardhook.ClearArbiter(b)
 	}
 	h.OnRewind = func(dropped string, repushed int) {
 		logHistory(b, rewoundLine(dropped, repushed, cfg.History+" "+historyBranch(cfg)))

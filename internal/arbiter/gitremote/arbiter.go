@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -47,8 +48,8 @@ func (a *Arbiter) FlushPending(ctx context.Context) error {
 	if !Pending(filepath.Dir(a.SB.dir), false) {
 		return nil
 	}
-	arb := a.SB.B.Arbiter
-	defer func() { a.SB.B.Arbiter = arb }()
+	arb := boardhook.ArbiterOf[sessions.Event](a.SB.B)
+	defer boardhook.SetArbiter(a.SB.B, arb)
 	return a.SB.Flush(ctx)
 }
 
@@ -133,7 +134,7 @@ func (a *Arbiter) Where() string { return a.SB.Remote + "/" + a.SB.Branch }
 // Close detaches the arbiter from its board (a git remote holds nothing
 // open).
 func (a *Arbiter) Close() error {
-	a.SB.B.Arbiter = nil
+	boardhook.ClearArbiter(a.SB.B)
 	return nil
 }
 

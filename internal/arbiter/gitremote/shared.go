@@ -204,8 +204,8 @@ func Open(ctx context.Context, b *sessions.Board, remote, branch string) (*Board
 	if err != nil {
 		return nil, err
 	}
-	b.IDSuffix = suffix
-	b.Arbiter = s.Publish
+	boardhook.SetIDSuffix(b, suffix)
+	boardhook.SetArbiter(b, s.Publish)
 	s.register(ctx) // clones.go
 	boardhook.SetHeard(b, s.HeardHolders)
 	return s, nil

@@ -13,9 +13,11 @@ package location
 import (
 	"context"
 	"fmt"
-	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"os"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
@@ -76,7 +78,7 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 	default:
 		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
 		if err != nil {
-			b.Arbiter = nil
+			boardhook.ClearArbiter(b)
 			return nil, fmt.Errorf("open board %s (shared: %s in config.yaml; a shared board must be in a clone of the repository whose remote holds it): %w", b.Dir, cfg.Shared, err)
 		}
 		sb.Leases = o.Leases

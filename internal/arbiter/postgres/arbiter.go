@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -81,7 +82,7 @@ func (s *Board) Arbiter(e sessions.Event) error {
 		return &arbiter.Refusal{Op: e.Op, ID: e.ID, From: e.Src, To: e.Dst, Err: fmt.Errorf("postgres board: read %s: %w", e.Dst, err)}
 	}
 	m := &Move{ID: e.ID, Op: e.Op, FromState: fromState, FromOwner: fromOwner, ToState: toState, ToOwner: toOwner,
-		Owner: e.Owner, Host: s.Host, Reason: e.Reason, Body: body, Tx: newTx(), Board: s.B.IDSuffix}
+		Owner: e.Owner, Host: s.Host, Reason: e.Reason, Body: body, Tx: newTx(), Board: boardhook.IDSuffixOf(s.B)}
 	if e.Op != "reap" {
 		m.Holders = s.leaseHolders(e.Owner) // holders.go
 	}

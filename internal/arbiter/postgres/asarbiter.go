@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -58,7 +59,7 @@ func (a Arbiter) Where() string { return a.PG.URL }
 // Close stops the helper and detaches the database from its board.
 func (a Arbiter) Close() error {
 	a.PG.Close()
-	a.PG.B.Arbiter = nil
+	boardhook.ClearArbiter(a.PG.B)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -119,7 +120,7 @@ func (s *Board) renameConflicts(rows []Row, ids []string) ([]Row, error) {
 		}
 		r := rows[i]
 		for n := 1; ; n++ {
-			newID := fmt.Sprintf("%s.%s", id, s.B.IDSuffix)
+			newID := fmt.Sprintf("%s.%s", id, boardhook.IDSuffixOf(s.B))
 			if n > 1 {
 				newID = fmt.Sprintf("%s-%d", newID, n)
 			}

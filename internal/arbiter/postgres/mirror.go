@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 	"golang.org/x/sys/unix"
@@ -255,7 +256,7 @@ func (s *Board) Beat(owner string) error {
 	if err := sessions.ValidateOwner(owner); err != nil {
 		return err
 	}
-	if _, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host, Board: s.B.IDSuffix, Holders: s.leaseHolders(owner)}); err != nil {
+	if _, err := s.call("heartbeat "+owner, Request{Op: "beat", Owner: owner, Host: s.Host, Board: boardhook.IDSuffixOf(s.B), Holders: s.leaseHolders(owner)}); err != nil {
 		return err
 	}
 	markBeat(s.B.Dir, owner)

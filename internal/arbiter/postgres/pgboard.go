@@ -201,9 +201,9 @@ func OpenWith(ctx context.Context, b *sessions.Board, url string, o Options) (*B
 		s.Close()
 		return nil, err
 	}
-	b.IDSuffix = suffix
-	b.Arbiter = s.Arbiter
-	b.LastHeard = s.LastHeard
+	boardhook.SetIDSuffix(b, suffix)
+	boardhook.SetArbiter(b, s.Arbiter)
+	boardhook.SetLastHeard(b, s.LastHeard)
 	boardhook.SetHeard(b, s.HeardHolders)
 	return s, nil
 }
