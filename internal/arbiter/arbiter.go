@@ -10,7 +10,7 @@
 // the one place that reads config.yaml's shared: and opens the right one.
 //
 // The guarantee: a transition on a shared board stands only once its
-// arbiter took it (Board.Arbiter, which Open of an implementation sets);
+// arbiter took it (the board's arbiter, which Open of an implementation sets through internal/boardhook);
 // a refused one is undone in the board directory and reported as a
 // *Refusal. Its limit: a program that renames session files itself, past
 // claim and sessions, goes past every arbiter.
@@ -27,7 +27,7 @@ import (
 )
 
 // Arbiter is an open shared board's arbiter, attached to its board
-// (sessions.Board.Arbiter decides each transition).
+// (the board's arbiter, set through internal/boardhook, decides each transition).
 type Arbiter interface {
 	// Ready brings the board directory in line with the arbiter before a
 	// caller reads or changes it. trustRecent: the caller claims or moves

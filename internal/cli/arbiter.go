@@ -4,7 +4,7 @@ package cli
 // transition stands: the git remote's board branch (pickup init --shared
 // REMOTE, internal/arbiter/gitremote) or a PostgreSQL database (pickup init --shared
 // postgres://…, internal/arbiter/postgres). The transitions reach it through
-// sessions.Board.Arbiter, which each sets when it opens; everything else
+// the board's arbiter (internal/boardhook), which each sets when it opens; everything else
 // the commands need of it (bring the board in line, keep waiters woken,
 // heartbeats, sync, doctor) goes through the arbiter interface below, so
 // that no command knows which one it has. config.yaml's shared: names it,

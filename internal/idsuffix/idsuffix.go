@@ -1,6 +1,6 @@
 // Package idsuffix makes and checks a clone's id suffix: the few
 // characters that a shared board's clone (a git remote's, a PostgreSQL
-// board's) puts into every session id it creates (sessions.Board.IDSuffix),
+// board's) puts into every session id it creates (boardhook.SetIDSuffix),
 // so that two clones never make the same id in the same second. Its limit:
 // suffixes are random, so two clones differ almost surely (1 in about 33
 // million for a pair), not certainly; sessions' exclusive create still

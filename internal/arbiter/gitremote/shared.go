@@ -186,7 +186,7 @@ type Board struct {
 }
 
 // Open prepares the shared board of b on remote (branch "" is
-// DefaultBranch). It sets b.Arbiter and b.IDSuffix. It runs git once (to
+// DefaultBranch). It sets b's arbiter and id suffix (internal/boardhook). It runs git once (to
 // find the repository) and touches nothing.
 func Open(ctx context.Context, b *sessions.Board, remote, branch string) (*Board, error) {
 	repo, err := gitx.Find(ctx, b.Dir)

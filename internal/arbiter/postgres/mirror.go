@@ -271,7 +271,7 @@ func (s *Board) Beat(owner string) error {
 //
 // An owner on another machine, whose processes cannot be checked from
 // here, is then judged stale only `stale` after its last heartbeat
-// anywhere (sessions.Board.LastHeard), with nothing written for it here:
+// anywhere (boardhook.SetLastHeard), with nothing written for it here:
 // an owner's heartbeat moves at each of its transitions, and renewing a
 // lease file of each such owner at every command cost a fifth of a
 // command's time in a 16-agent drain.
@@ -353,7 +353,7 @@ func (s *Board) readHeard() map[string]time.Time {
 }
 
 // LastHeard is when owner last heartbeat in the database, on this
-// machine's clock (sessions.Board.LastHeard): as this process's last
+// machine's clock (boardhook.SetLastHeard): as this process's last
 // Refresh read it, else as .pickup/pg-heard keeps it.
 func (s *Board) LastHeard(owner string) (time.Time, bool) {
 	s.mu.Lock()

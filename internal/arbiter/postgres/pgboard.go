@@ -7,7 +7,7 @@
 //
 // The board stays a directory of markdown files, and the transitions stay
 // what they are on every board: a no-replace rename here first (which
-// settles racers of one clone), then sessions.Board.Arbiter, the same hook
+// settles racers of one clone), then the board's arbiter (internal/boardhook), the same hook
 // the git-shared board uses. Here the arbiter sends the transition to the
 // database: one transaction runs `UPDATE pickup_sessions … WHERE id = $1
 // AND state = <from> AND owner = <from owner>` and appends the transition
@@ -175,8 +175,8 @@ type Options struct {
 }
 
 // Open starts the helper, connects to the database at url (migrating the
-// schema if needed) and makes it b's arbiter. It sets b.Arbiter and
-// b.IDSuffix. Close stops the helper.
+// schema if needed) and makes it b's arbiter. It sets b's arbiter, id suffix and
+// last-heard source (internal/boardhook). Close stops the helper.
 func Open(ctx context.Context, b *sessions.Board, url string) (*Board, error) {
 	return OpenWith(ctx, b, url, Options{})
 }
