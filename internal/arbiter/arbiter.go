@@ -90,6 +90,23 @@ var (
 	ErrNotAttached = errors.New("shared board without its arbiter")
 )
 
+// The failures of an arbiter itself, defined here once so that every
+// implementation reports the same values (gitremote.ErrRemote is
+// ErrRemote) and a caller maps them to its exit codes without importing
+// an implementation.
+var (
+	// ErrDiskFull: a transition could not be made because the disk that
+	// holds the board is full (ENOSPC) or the quota is used up (EDQUOT);
+	// the local move was undone. The machine's failure, not the arbiter's.
+	ErrDiskFull = errors.New("the disk is full")
+	// ErrRemote: a git remote could not be reached, or refused the push
+	// for a reason other than a race; nothing moved locally.
+	ErrRemote = errors.New("shared board: remote failed")
+	// ErrDatabase: the database could not be reached, dropped the
+	// connection, or refused the request; nothing moved here.
+	ErrDatabase = errors.New("postgres board: database failed")
+)
+
 // Refusal is a transition that an arbiter did not let stand: the local
 // move was undone. claim turns it into a *claim.Error at its boundary.
 type Refusal struct {

@@ -10,8 +10,6 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
-	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
-	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/sessions"
 )
@@ -44,9 +42,9 @@ var exitCodes = []struct {
 	code int
 }{
 	{context.Canceled, ExitInterrupted},
-	{gitremote.ErrDiskFull, ExitError}, // the machine's failure, not the remote's
-	{gitremote.ErrRemote, ExitRemote},
-	{postgres.ErrDatabase, ExitRemote},
+	{arbiterapi.ErrDiskFull, ExitError}, // the machine's failure, not the remote's
+	{arbiterapi.ErrRemote, ExitRemote},
+	{arbiterapi.ErrDatabase, ExitRemote},
 	{gitx.ErrNetTimeout, ExitRemote}, // a remote that stopped answering (sync)
 	{errUsage, ExitUsage},
 	{sessions.ErrInvalidID, ExitUsage},

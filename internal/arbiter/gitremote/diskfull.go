@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"golang.org/x/sys/unix"
 )
@@ -15,7 +16,7 @@ import (
 // ErrDiskFull: a transition could not be made because the disk that holds
 // the clone is full (ENOSPC) or the user's quota is used up (EDQUOT). The
 // local move was undone. It comes as a *DiskFullError.
-var ErrDiskFull = errors.New("the disk is full")
+var ErrDiskFull = arbiter.ErrDiskFull
 
 // DiskFullError is a full disk met during a transition of a shared board.
 type DiskFullError struct {

@@ -73,7 +73,7 @@ const (
 // ErrRemote: the remote could not be reached, or refused the push for a
 // reason other than a race (permissions, a protected branch, a hook).
 // Nothing moved locally. It comes as a *RemoteError.
-var ErrRemote = errors.New("shared board: remote failed")
+var ErrRemote = arbiter.ErrRemote
 
 // ErrNoBoardBranch: the remote has no board branch yet.
 var ErrNoBoardBranch = errors.New("the remote has no board branch")

@@ -86,7 +86,7 @@ const HelperName = "pickup-postgres"
 
 // ErrDatabase: the database could not be reached, dropped the connection,
 // or refused the request; nothing moved here. It comes as a *DatabaseError.
-var ErrDatabase = errors.New("postgres board: database failed")
+var ErrDatabase = arbiter.ErrDatabase
 
 // DatabaseError says which database failed doing what.
 type DatabaseError struct {
