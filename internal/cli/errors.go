@@ -29,8 +29,9 @@ const (
 	ExitInterrupted = 130
 )
 
-// errUsage marks command-line mistakes.
-var errUsage = errors.New("usage")
+// errUsage marks command-line mistakes (arbiter.ErrUsage: an arbiter's step
+// refuses with the same value).
+var errUsage = arbiterapi.ErrUsage
 
 func usageError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
