@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/arbiter/retry"
 )
 
 // Plumbing for pickup's shared board, which builds commits of a branch of
@@ -24,13 +26,30 @@ import (
 // in a process group of its own, which is ended as a whole at the
 // deadline; the error then wraps ErrNetTimeout.
 func (r *Repo) RunIn(ctx context.Context, stdin []byte, env []string, args ...string) (string, error) {
-	remote := remoteCommands[subcommand(args)]
-	var bound time.Duration
-	if remote {
-		var cancel context.CancelFunc
-		ctx, cancel, bound = r.netContext(ctx)
-		defer cancel()
+	if !remoteCommands[subcommand(args)] {
+		return r.runOnce(ctx, stdin, env, false, 0, args)
 	}
+	ctx, cancel, bound := r.netContext(ctx)
+	defer cancel()
+	// A remote that refused the connection (a git daemon restarting, a
+	// server rebooting) took nothing: tried again until the deadline, as
+	// a database's requests are (internal/arbiter/retry).
+	p := retry.Policy{Budget: bound, Transient: func(err error) bool { return NotConnected(err) }}
+	var out string
+	err := p.Do(ctx, func(int) error {
+		var err error
+		out, err = r.runOnce(ctx, stdin, env, true, bound, args)
+		return err
+	})
+	var gave *retry.GaveUpError
+	if errors.As(err, &gave) {
+		err = gave.Err // the command's own *Error: its message names the remote
+	}
+	return out, err
+}
+
+// runOnce runs git once; remote: it talks to a remote, within bound.
+func (r *Repo) runOnce(ctx context.Context, stdin []byte, env []string, remote bool, bound time.Duration, args []string) (string, error) {
 	gitArgs, env := r.withProxy(args, env)
 	if remote {
 		gitArgs, env = r.withDeadline(gitArgs, env)

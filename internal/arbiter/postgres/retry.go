@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/pickup-dev/pickup/internal/arbiter/retry"
 )
 
 // Riding over a restart. A PostgreSQL server restarts, or fails over, in
@@ -36,16 +38,9 @@ import (
 // default for a git remote, the same setting).
 const DefaultNetworkTimeout = 30 * time.Second
 
-// Backoff between tries: the first wait is about retryFirst, each next one
-// doubles up to retryMax; each is drawn in [½, 1½) of that (jitter, so
-// that a fleet of agents does not reconnect in step).
-const (
-	retryFirst = 100 * time.Millisecond
-	retryMax   = 2 * time.Second
-	// minTry: the least a try is given, however little of the deadline
-	// is left.
-	minTry = time.Second
-)
+// minTry: the least a try is given, however little of the deadline is
+// left.
+const minTry = time.Second
 
 // retryable ops: reads, writes that are idempotent (a heartbeat, an
 // import that inserts what is missing, a lock's heartbeat or
@@ -60,11 +55,12 @@ var retryable = map[string]bool{
 	"history_info": true,
 }
 
-// retryPolicy is how call retries; its zero value is the defaults.
+// retryPolicy is how call retries (internal/arbiter/retry, with the
+// board's deadline); its zero value is the defaults.
 type retryPolicy struct {
 	deadline time.Duration // 0: DefaultNetworkTimeout; < 0: never retry
 	now      func() time.Time
-	sleep    func(time.Duration)
+	sleep    func(context.Context, time.Duration) error
 }
 
 func (p retryPolicy) limit() time.Duration {
@@ -81,24 +77,6 @@ func (p retryPolicy) clock() time.Time {
 	return time.Now()
 }
 
-func (p retryPolicy) wait(d time.Duration) {
-	if p.sleep != nil {
-		p.sleep(d)
-		return
-	}
-	time.Sleep(d)
-}
-
-// backoff is the wait before try n (1 the first retry).
-func backoff(n int) time.Duration {
-	d := retryFirst
-	for i := 1; i < n && d < retryMax; i++ {
-		d *= 2
-	}
-	d = min(d, retryMax)
-	return d/2 + rand.N(d)
-}
-
 // transient reports whether err is a failure that did not happen in the
 // database (see above), and whether the helper itself went away.
 func transient(err error, ch *channel) (again, redial bool) {
@@ -113,46 +91,61 @@ func transient(err error, ch *channel) (again, redial bool) {
 }
 
 // call sends one request, riding over transient failures until the
-// deadline. The answer of a request that was retried has Retried set.
+// deadline (retry.Policy.Do). The answer of a request that was retried
+// has Retried set.
 func (s *Board) call(op string, req Request) (Response, error) {
 	start := s.retry.clock()
-	for n := 1; ; n++ {
+	var res Response
+	var ch *channel
+	redial := false
+	p := retry.Policy{
+		Budget: s.retry.limit(),
+		Now:    s.retry.now,
+		Sleep:  s.retry.sleep,
+		Transient: func(err error) bool {
+			again, broken := transient(err, ch)
+			redial = broken
+			return again && retryable[req.Op]
+		},
+	}
+	err := p.Do(context.Background(), func(n int) error {
+		if n > 1 {
+			if req.Move != nil {
+				// Sent again under its name: an earlier try that did
+				// commit is found, not made twice.
+				m := *req.Move
+				m.Again = true
+				req.Move = &m
+			}
+			if redial {
+				if rerr := s.redial(ch); rerr != nil && !isTransient(rerr) {
+					res = Response{}
+					return rerr
+				}
+			}
+		}
 		if req.Op != "wait" {
 			req.DeadlineMS = max((s.retry.limit() - s.retry.clock().Sub(start)).Milliseconds(), minTry.Milliseconds())
 		}
-		ch := s.channel()
-		res, err := ch.call(op, req)
+		ch = s.channel()
+		var err error
+		res, err = ch.call(op, req)
 		if err == nil {
 			res.Retried = n > 1
-			return res, nil
 		}
-		again, redial := transient(err, ch)
-		if !again || !retryable[req.Op] {
-			return res, err
+		return err
+	})
+	var gave *retry.GaveUpError
+	if errors.As(err, &gave) {
+		// The database's own error, with how long it was ridden over
+		// (exit 8 names the deadline the user can raise).
+		var de *DatabaseError
+		if errors.As(gave.Err, &de) {
+			de.Err = fmt.Errorf("%w (gave up after %d tries in %s: network_timeout %s)", de.Err, gave.Tries, gave.Spent.Round(time.Millisecond), gave.Budget)
 		}
-		wait := backoff(n)
-		spent := s.retry.clock().Sub(start)
-		if spent+wait > s.retry.limit() {
-			if n > 1 {
-				var de *DatabaseError
-				if errors.As(err, &de) {
-					de.Err = fmt.Errorf("%w (gave up after %d tries in %s: network_timeout %s)", de.Err, n, spent.Round(time.Millisecond), s.retry.limit())
-				}
-			}
-			return res, err
-		}
-		s.retry.wait(wait)
-		if req.Move != nil {
-			m := *req.Move
-			m.Again = true
-			req.Move = &m
-		}
-		if redial {
-			if rerr := s.redial(ch); rerr != nil && !isTransient(rerr) {
-				return Response{}, rerr
-			}
-		}
+		err = gave.Err
 	}
+	return res, err
 }
 
 func isTransient(err error) bool {

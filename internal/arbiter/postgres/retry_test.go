@@ -6,22 +6,6 @@ import (
 	"time"
 )
 
-// TestBackoff: each wait is within [½, 1½) of a base that doubles from
-// retryFirst up to retryMax.
-func TestBackoff(t *testing.T) {
-	for n := 1; n < 12; n++ {
-		base := retryFirst << (n - 1)
-		if base > retryMax || base <= 0 {
-			base = retryMax
-		}
-		for range 50 {
-			if d := backoff(n); d < base/2 || d >= base*3/2 {
-				t.Fatalf("backoff(%d) = %v, want in [%v, %v)", n, d, base/2, base*3/2)
-			}
-		}
-	}
-}
-
 // TestTransient: only what did not happen is tried again: not an answer,
 // not a commit whose outcome is unknown, not the history pusher's turn.
 func TestTransient(t *testing.T) {
