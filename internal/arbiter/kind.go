@@ -62,6 +62,9 @@ type Options struct {
 	NoReady bool
 	// TrustRecent is Ready's (see Arbiter.Ready).
 	TrustRecent bool
+	// PollEvery is how often a follower reads a database that no
+	// transition wakes (0: a second; see location.Follow).
+	PollEvery time.Duration
 	// Follow is init --shared --follow: take what config.yaml on the
 	// board branch says.
 	Follow bool

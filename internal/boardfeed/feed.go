@@ -26,9 +26,8 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
-	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
-	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/boardview"
 	"github.com/pickup-dev/pickup/internal/claimhook"
@@ -45,11 +44,11 @@ type Feed struct {
 	sys    proc.Env // how leases and locks judge processes
 	locks  *claim.Locks
 	stale  time.Duration
-	// Shared is the board's arbiter if it is shared (nil if local), and
-	// Fetch how often the live board fetches its remote.
-	Shared *gitremote.Board
+	// follow is the board's arbiter as the live board follows it (nil:
+	// not shared), and Remote what it is (config.yaml's shared:, a
+	// database's without its password).
+	follow arbiter.Follower
 	Remote string
-	Fetch  time.Duration
 	now    func() time.Time
 	// afterJudge, if set (by tests), runs after each judgment of an owner
 	// that Run makes, with the owner as judged and whether it is reported,
@@ -61,50 +60,9 @@ type Feed struct {
 
 	mu     sync.Mutex
 	logOff int64 // events.log is read up to here (a line's end)
-	// peerHosts: the machine of each owner of another clone, from its
-	// last heartbeat (refreshPeerHosts, under mu).
-	peerHosts map[string]string
-
-	// A board that PostgreSQL arbitrates (pg.go): PG is nil until the
-	// database answered once; pgURL is config.yaml's shared:, dbErr why
-	// the database did not answer last (under mu), pgBeats the owners'
-	// heartbeats in it (under mu).
-	PG    *postgres.Board
-	pgURL string
-	// netTimeout is how long the database's requests ride over its
-	// failures ($PICKUP_NETWORK_TIMEOUT, else config.yaml's
-	// network_timeout, else pgboard's default), as for every command.
-	netTimeout time.Duration
-	dbErr      string
-	pgBeats    map[string]postgres.Beat
-}
-
-// refreshPeerHosts reads, after a fetch, which machine each owner of
-// another clone last sent a heartbeat from, and returns the owners whose
-// machine changed. A failure keeps what was known.
-func (f *Feed) refreshPeerHosts(ctx context.Context) (changed []string) {
-	if f.Shared == nil {
-		return nil
-	}
-	hosts, err := f.Shared.PeerHosts(ctx)
-	if err != nil {
-		return nil
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for owner, host := range hosts {
-		if f.peerHosts[owner] != host {
-			changed = append(changed, owner)
-		}
-	}
-	f.peerHosts = hosts
-	return changed
-}
-
-func (f *Feed) peerHost(owner string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.peerHosts[owner]
+	// dbErr: why the database of a PostgreSQL board did not answer last
+	// (under mu; "" when it did).
+	dbErr string
 }
 
 // Open opens the board in dir as pickup status would (config.yaml's stale
@@ -131,21 +89,25 @@ func Open(ctx context.Context, dir string) (*Feed, error) {
 	claimhook.UseSystem(f.leases, pe)
 	f.locks = claim.BoardLocks(b)
 	claimhook.UseSystem(f.locks, pe)
-	if location.IsDatabase(cfg.Shared) {
-		f.netTimeout = cfg.NetworkTimeout
-		if d, err := time.ParseDuration(os.Getenv("PICKUP_NETWORK_TIMEOUT")); err == nil && d > 0 {
-			f.netTimeout = d
-		}
-		f.openPG(ctx, cfg.Shared)
-	} else if cfg.Shared != "" {
-		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
-		if err != nil {
-			return nil, fmt.Errorf("open shared board (shared: %s in config.yaml): %w", cfg.Shared, err)
-		}
-		sb.Leases = leasebook.Of(b)
-		f.Shared, f.Remote, f.Fetch = sb, cfg.Shared, gitremote.DefaultFetch
-		if cfg.SharedFetch > 0 {
-			f.Fetch = cfg.SharedFetch
+	// The board is followed as every front end opens it: location picks
+	// the arbiter that config.yaml names.
+	o := location.Options{Leases: leasebook.Of(b), PollEvery: DefaultPGPoll}
+	if d, err := time.ParseDuration(os.Getenv("PICKUP_NETWORK_TIMEOUT")); err == nil && d > 0 {
+		o.NetTimeout = d
+	}
+	if d, err := time.ParseDuration(os.Getenv("PICKUP_PG_POLL")); err == nil && d > 0 {
+		o.PollEvery = d
+	}
+	if f.follow, err = location.Follow(ctx, b, cfg, o); err != nil {
+		return nil, err
+	}
+	if f.follow != nil {
+		f.Remote = f.follow.Where()
+		if f.follow.Listens() {
+			// A database is cheap to read: the first view is its own (or
+			// says why it does not answer).
+			_, _, err := f.follow.Refresh(ctx)
+			f.setDBErr(err)
 		}
 	}
 	return f, nil
@@ -185,7 +147,6 @@ func (f *Feed) Snapshot() (boardview.Snapshot, error) {
 			snap.Items[i].Waits = waits[snap.Items[i].ID]
 		}
 	}
-	f.refreshPeerHosts(context.Background())
 	if snap.Owners, err = f.judgeAll(); err != nil {
 		return snap, err
 	}
@@ -281,12 +242,12 @@ func (f *Feed) judge(owner string) (boardview.Owner, bool) {
 	o := boardview.Owner{Name: owner, State: state, Reason: reason, LeaseCreated: lease.Created, Heartbeat: lease.Heartbeat}
 	if len(lease.Holders) > 0 {
 		o.Host = lease.Holders[0].Host
-	} else if !lease.Created.IsZero() && f.Shared != nil {
-		o.Elsewhere = true // a lease this clone keeps for an owner of another clone
-		o.Host = f.peerHost(owner)
-	} else if f.pgURL != "" && f.elsewhere(owner) {
-		o.Elsewhere = true // an owner of another machine, heard of through the database
-		o.Host = f.pgHost(owner)
+	} else if f.follow != nil {
+		// No process here: an owner of another clone or machine, if the
+		// arbiter heard of it.
+		if host, ok := f.follow.Elsewhere(owner, !lease.Created.IsZero()); ok {
+			o.Elsewhere, o.Host = true, host
+		}
 	}
 	if boardhook.LastHeardOf(f.B) != nil {
 		// Its last heartbeat anywhere, as the judgment counts it: when

@@ -55,11 +55,8 @@ func (f *Feed) Run(ctx context.Context, send func([]boardview.Event)) {
 		}
 	}()
 	go l.watchRuntime()
-	if f.Shared != nil {
-		go l.fetch()
-	}
-	if f.pgURL != "" {
-		go l.followPG()
+	if f.follow != nil {
+		go l.follow()
 	}
 	// What the snapshot judged alive is awaited from now on.
 	if owners, err := f.ownerNames(); err == nil {
@@ -320,37 +317,6 @@ func (l *live) watchRuntime() {
 					l.emit(boardview.Logged{At: f.now(), Events: events})
 				}
 			}
-		}
-	}
-}
-
-// fetch brings a shared board in line with its remote every f.Fetch, as
-// next --wait does: what it changes in the board directory the watchers
-// see. Each fetch is reported (its failure makes the view stale).
-func (l *live) fetch() {
-	f := l.f
-	t := time.NewTicker(f.Fetch)
-	defer t.Stop()
-	for {
-		_, err := f.Shared.Refresh(l.ctx)
-		if l.ctx.Err() != nil {
-			return
-		}
-		if err == nil {
-			// An owner judged before its machine was known is judged again.
-			for _, owner := range f.refreshPeerHosts(l.ctx) {
-				l.rejudge(owner, true)
-			}
-		}
-		if err != nil {
-			l.emit(boardview.FeedStatus{At: f.now(), FetchErr: err.Error()})
-		} else {
-			l.emit(boardview.FeedStatus{At: f.now(), Fetched: f.now()})
-		}
-		select {
-		case <-l.ctx.Done():
-			return
-		case <-t.C:
 		}
 	}
 }

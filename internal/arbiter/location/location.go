@@ -29,26 +29,8 @@ import (
 // PostgreSQL database rather than a git remote.
 func IsDatabase(shared string) bool { return dburl.IsURL(shared) }
 
-// Options are Open's.
-type Options struct {
-	// Leases are this machine's lease records (claim's), where the
-	// arbiter records reaps and heartbeats of owners elsewhere.
-	Leases arbiter.Leases
-	// NetTimeout bounds every git command that talks to a remote, and
-	// how long a database's requests ride over its failures (0:
-	// config.yaml's network_timeout, else the default).
-	NetTimeout time.Duration
-	// Host names this machine in heartbeats ("": os.Hostname).
-	Host string
-	// Warn takes what opening survives (a PostgreSQL board that does not
-	// use the machine's daemon); nil drops it.
-	Warn func(string)
-	// NoReady: attach without bringing the board in line (the caller
-	// calls Ready itself).
-	NoReady bool
-	// TrustRecent is Ready's (see arbiter.Arbiter.Ready).
-	TrustRecent bool
-}
+// Options are Open's and Follow's (see arbiter.Options).
+type Options = arbiter.Options
 
 // Open attaches b's arbiter, as cfg (b's config.yaml) names it, and
 // brings the board in line with it (unless o.NoReady). A board that is
@@ -105,6 +87,42 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 		}
 	}
 	return a, nil
+}
+
+// Follow is the follower of b's arbiter, as cfg (b's config.yaml) names
+// it, for a live view (see arbiter.Follower); nil for a board that is not
+// shared. It attaches no arbiter: the view only shows. A database that
+// does not answer yet is no error (the follower connects at its first
+// Refresh); a git-shared board that is not in a clone of its remote is.
+func Follow(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options) (arbiter.Follower, error) {
+	switch {
+	case cfg.Shared == "":
+		return nil, nil
+	case IsDatabase(cfg.Shared):
+		timeout := cfg.NetworkTimeout
+		if o.NetTimeout > 0 {
+			timeout = o.NetTimeout
+		}
+		every := o.PollEvery
+		if every <= 0 {
+			every = time.Second
+		}
+		return postgres.NewFollower(b, cfg.Shared, postgres.Options{NetworkTimeout: timeout}, every, o.Leases), nil
+	default:
+		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
+		if err != nil {
+			return nil, fmt.Errorf("open shared board (shared: %s in config.yaml): %w", cfg.Shared, err)
+		}
+		sb.Leases = o.Leases
+		if o.GitProxy != "" {
+			sb.Repo.Proxy = o.GitProxy
+		}
+		sb.Repo.NetTimeout = cfg.NetworkTimeout
+		if o.NetTimeout > 0 {
+			sb.Repo.NetTimeout = o.NetTimeout
+		}
+		return gitremote.NewFollower(ctx, sb, cfg), nil
+	}
 }
 
 // Redact is url without its password.
