@@ -260,8 +260,8 @@ func (b *Board) Owners() ([]string, error) {
 	return owners, nil
 }
 
-// Sync fsyncs the given directories unless the board is in NoSync mode.
-func (b *Board) Sync(dirs ...string) error {
+// syncDirs fsyncs the given directories unless the board is in NoSync mode.
+func (b *Board) syncDirs(dirs ...string) error {
 	if b.NoSync {
 		return nil
 	}

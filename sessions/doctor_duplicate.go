@@ -229,7 +229,7 @@ func (b *Board) discard(id string, c, kept copyOf, sameFile bool, why string) st
 		if err != nil {
 			return ""
 		}
-		_ = b.Sync(dir, filepath.Dir(c.place.Path))
+		_ = b.syncDirs(dir, filepath.Dir(c.place.Path))
 		logWhat := what
 		if what == "copy (different content)" {
 			logWhat = "duplicate with different content"
@@ -253,7 +253,7 @@ func (b *Board) unlinkSecondName(id string, c, kept copyOf) string {
 	if err := os.Remove(c.place.Path); err != nil {
 		return ""
 	}
-	_ = b.Sync(filepath.Dir(c.place.Path))
+	_ = b.syncDirs(filepath.Dir(c.place.Path))
 	_ = b.Record(Event{Op: "doctor", ID: id, Src: c.place.Path, To: "removed",
 		Reason: "second name of the file at " + b.place(kept.place.Path, id) + " (an interrupted move); the file stays there"})
 	return fmt.Sprintf("kept %s; removed this second name of the same file (the file stays at the name kept)", kept.place.Path)

@@ -125,12 +125,12 @@ func (b *Board) AppendEvent(e Event) error {
 	return nil
 }
 
-// AppendEventUnsynced is AppendEvent without the fsync, for a line that
+// appendEventUnsynced is AppendEvent without the fsync, for a line that
 // records a transition whose durable record is elsewhere (a board that
 // mirrors a database writes the transitions other machines made: the
 // database's history is the record; a crash that loses the line loses
-// nothing else).
-func (b *Board) AppendEventUnsynced(e Event) error {
+// nothing else). Only an arbiter does that: boardhook.AppendEventUnsynced.
+func (b *Board) appendEventUnsynced(e Event) error {
 	line, e, err := b.eventLine(e)
 	if err != nil {
 		return err

@@ -20,6 +20,13 @@ func init() {
 		},
 		SetLastHeard: setLastHeard, LastHeardOf: lastHeardOf,
 		SetIDSuffix: setIDSuffix, IDSuffixOf: func(board any) string { return boardOf(board).idSuffixOf() },
+		AppendEventUnsynced: func(board any, event any) error {
+			e, ok := event.(Event)
+			if !ok {
+				panic(fmt.Sprintf("boardhook: an event is a sessions.Event, not a %T", event))
+			}
+			return boardOf(board).appendEventUnsynced(e)
+		},
 	})
 }
 

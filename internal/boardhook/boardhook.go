@@ -58,6 +58,9 @@ type Hooks struct {
 	SetHeard func(board any, heard Heard)
 	// HeardOf is board's source of heard holders (nil if none).
 	HeardOf func(board any) Heard
+	// AppendEventUnsynced appends event (a sessions.Event) to board's
+	// event log without the fsync.
+	AppendEventUnsynced func(board any, event any) error
 }
 
 // hooks is written once, by package sessions' init (Install).
@@ -65,6 +68,16 @@ var hooks Hooks
 
 // Install is called by package sessions, and only by it.
 func Install(h Hooks) { hooks = h }
+
+// AppendEventUnsynced appends e (a sessions.Event) to board's (a
+// *sessions.Board) event log without the fsync: for a line that records a
+// transition whose durable record is the arbiter's (a board that mirrors
+// a database writes the transitions other machines made; a crash that
+// loses the line loses nothing else).
+func AppendEventUnsynced[E any](board any, e E) error {
+	mustInstalled()
+	return hooks.AppendEventUnsynced(board, e)
+}
 
 // SetHeard makes heard the source of board's (a *sessions.Board) heard
 // holders; an arbiter sets it when it attaches to the board.

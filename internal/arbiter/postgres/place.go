@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -182,5 +183,5 @@ func (s *Board) logMirrored(r Row, from string, moved bool) {
 	// Unsynced: the database's pickup_events is this line's durable
 	// record, and each synced line cost every board an fsync per
 	// transition made anywhere.
-	_ = s.B.AppendEventUnsynced(e) // the move stands whatever became of its line
+	_ = boardhook.AppendEventUnsynced(s.B, e) // the move stands whatever became of its line
 }
