@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/arbiter/retry"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -58,14 +59,7 @@ func (f *Follower) Refresh(ctx context.Context) (bool, []string, error) {
 
 // Wait waits d: a remote says nothing of its transitions.
 func (f *Follower) Wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Pause(ctx, d)
 }
 
 func (f *Follower) Every() time.Duration { return f.every }
