@@ -53,6 +53,15 @@ type Arbiter interface {
 	// Heartbeat tells the other machines that owner is alive, at most
 	// once per every (0: now).
 	Heartbeat(ctx context.Context, owner string, every time.Duration) error
+	// Sync is `pickup sync` on an open arbiter: it brings the board in
+	// line (imports what was made by hand) and says how it stands.
+	Sync(ctx context.Context) (Report, error)
+	// Status is what pickup status says of the arbiter beyond its owners
+	// (a PostgreSQL board's history in git); nil: nothing.
+	Status(ctx context.Context) []string
+	// Heard is what the arbiter knows of owner, who holds no lease here
+	// (it works in another board of the arbiter); ok false: nothing.
+	Heard(owner string) (h Heard, ok bool)
 	// Where names the arbiter for messages (a remote and branch, a
 	// database URL without its password); "" for a local board.
 	Where() string
@@ -72,6 +81,9 @@ func (Local) Heartbeat(context.Context, string, time.Duration) error         { r
 func (Local) Where() string                                                  { return "" }
 func (Local) Close() error                                                   { return nil }
 func (Local) Watch(context.Context, func(error)) (stop func())               { return func() {} }
+func (Local) Sync(context.Context) (Report, error)                           { return Report{}, nil }
+func (Local) Status(context.Context) []string                                { return nil }
+func (Local) Heard(string) (Heard, bool)                                     { return Heard{}, false }
 
 // The outcomes of a transition, checked with errors.Is. package claim
 // re-exports them as the same values (claim.ErrSessionNotAvailable is
@@ -191,3 +203,37 @@ type LockRefusal struct {
 
 func (e *LockRefusal) Error() string { return e.Op + " lock " + e.Key + ": " + e.Err.Error() }
 func (e *LockRefusal) Unwrap() error { return e.Err }
+
+// LockBook is named locks as an arbiter holds them for every machine (a
+// PostgreSQL database): a key is held once across them. claim.Locks
+// decides with it when its board's arbiter has one (see LockHolder).
+type LockBook interface {
+	// AcquireLock takes key for mine, or replaces replace (a stale or
+	// superseded holder); false and the holder if another holds it.
+	AcquireLock(mine Lock, replace *Lock) (bool, Lock, error)
+	// ReleaseLock gives up key (force: whoever holds it).
+	ReleaseLock(key, owner, token string, force bool) (Lock, error)
+	// HeartbeatLock renews owner's hold of key.
+	HeartbeatLock(key, owner string) error
+	// ReadLocks is the locks held (key "": all of them).
+	ReadLocks(key string) ([]Lock, error)
+	// Supersede asks the `pickup lock run` that holds key with token on
+	// another machine to stop (it does at its next heartbeat); false if
+	// that acquisition no longer holds key.
+	Supersede(key, token string) (bool, error)
+	// NewWaiter opens a waiter that wakes when a lock is released on any
+	// machine.
+	NewWaiter() (LockWaiter, error)
+}
+
+// LockWaiter wakes when a lock is released anywhere, or after at most d.
+type LockWaiter interface {
+	Wait(d time.Duration) error
+	Close()
+}
+
+// LockHolder is an open arbiter that holds named locks too (a database;
+// a git remote does not: its locks stay on each machine).
+type LockHolder interface {
+	Locks(now func() time.Time) LockBook
+}

@@ -33,6 +33,9 @@ type Kind interface {
 	// status) bring it in line first. A database read is cheap; a fetch
 	// is not, so a git-shared board shows its last fetch.
 	ViewsFresh() bool
+	// HoldsLocks: the open arbiter holds named locks too (LockHolder), so
+	// a lock command opens it first.
+	HoldsLocks() bool
 	// Findings are doctor's findings about the arbiter.
 	Findings(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options) []sessions.Finding
 	// Repair is `pickup sync --repair`.
@@ -62,6 +65,10 @@ type Options struct {
 	NoReady bool
 	// TrustRecent is Ready's (see Arbiter.Ready).
 	TrustRecent bool
+	// OnHistoryDue, if set, starts the pusher of a PostgreSQL board's
+	// history in git for the board in dir (pickup's commands start a
+	// detached `pickup pg-history`; a Go program pushes none).
+	OnHistoryDue func(dir string)
 	// PollEvery is how often a follower reads a database that no
 	// transition wakes (0: a second; see location.Follow).
 	PollEvery time.Duration

@@ -84,8 +84,8 @@ type arbiterKind interface {
 // kindOf is the kind of arbiter that shared names: a libpq URL is a
 // PostgreSQL database, anything else a git remote.
 func kindOf(shared string) arbiterKind {
-	if location.IsDatabase(shared) {
-		return pgKind{}
+	if k := location.KindOf(shared); k != nil {
+		return kindSteps{k} // kinds.go
 	}
 	return gitKind{}
 }

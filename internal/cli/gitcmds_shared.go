@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
+	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/boardhook"
-	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
 	"github.com/pickup-dev/pickup/internal/leasebook"
 	"github.com/pickup-dev/pickup/sessions"
@@ -121,7 +121,7 @@ func (a *gitArbiter) sync(ctx context.Context, r *run) error {
 		return err
 	}
 	if len(diffs) > 0 {
-		return &notInLine{remote: sb.Remote, branch: sb.Branch, diffs: diffs}
+		return &gitremote.NotInLineError{Remote: sb.Remote, Branch: sb.Branch, Diffs: diffs}
 	}
 	if r.json {
 		return r.printJSON(map[string]any{"remote": sb.Remote, "branch": sb.Branch, "shared": true})
@@ -292,25 +292,7 @@ func (gitKind) initBoard(r *run, c *ucli.Context, remote string) error {
 }
 
 // appendConfig adds a line to the board's config.yaml.
-func appendConfig(b *sessions.Board, line string) error {
-	path := filepath.Join(b.Dir, sessions.ConfigFile)
-	old, err := fsx.ReadRegular(path)
-	if err != nil && !isNotExist(err) {
-		return err
-	}
-	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
-		line = "\n" + line
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(line); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+func appendConfig(b *sessions.Board, line string) error { return arbiterapi.AppendConfig(b, line) }
 
 // excludeBoard keeps a shared board's directory out of the user's git
 // status (it is the board branch's checkout, kept by pickup): a line in

@@ -152,25 +152,6 @@ func (gitKind) beforeCommand(m *sharedMode, b *sessions.Board, cfg sessions.Conf
 	return sb.Flush(ctx)
 }
 
-// notInLine: the board here differs from the remote's, after every
-// queued transition was pushed.
-type notInLine struct {
-	remote, branch string
-	diffs          []gitremote.Difference
-}
-
-func (e *notInLine) Error() string {
-	var parts []string
-	for _, d := range e.diffs {
-		parts = append(parts, d.String())
-	}
-	return fmt.Sprintf("shared board: not in line with %s/%s: %s", e.remote, e.branch, strings.Join(parts, "; "))
-}
-
-func (e *notInLine) Hint() string {
-	return "a move here did not reach the remote (a process killed between its move and its push); run `pickup sync --repair` to put those sessions where the remote has them"
-}
-
 // notShared refuses a command that would treat the board as a board of
 // this clone only (sync of the code branch) when the clone joined it as a
 // shared board and config.yaml lost that.
@@ -273,7 +254,7 @@ func (gitKind) repair(r *run, b *sessions.Board, cfg sessions.Config) error {
 		return err
 	}
 	if len(diffs) > 0 {
-		return &notInLine{remote: sb.Remote, branch: sb.Branch, diffs: diffs}
+		return &gitremote.NotInLineError{Remote: sb.Remote, Branch: sb.Branch, Diffs: diffs}
 	}
 	r.printf("shared board: in line with %s/%s\n", sb.Remote, sb.Branch)
 	return nil

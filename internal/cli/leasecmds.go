@@ -191,7 +191,7 @@ type ownerStatus struct {
 	Holders   []claim.Holder   `json:"holders,omitempty"`
 	// Elsewhere: an owner of another machine of a PostgreSQL board (Host
 	// is then its heartbeat's machine), its last heartbeat in the
-	// database DBHeartbeat ago (pgstatus.go).
+	// database DBHeartbeat ago (statusheard.go).
 	Elsewhere bool `json:"elsewhere,omitempty"`
 	// ThisMachine: an owner of a PostgreSQL board that works in another
 	// board of this machine (its lease is known through the database).
@@ -254,7 +254,7 @@ func (r *run) statusCommand() *ucli.Command {
 				if len(list) == 0 && lease.Created.IsZero() {
 					continue // an empty directory left behind
 				}
-				r.pgOwner(&st)
+				r.heardOwner(&st)
 				out = append(out, st)
 			}
 			if r.json {
@@ -277,12 +277,12 @@ func (r *run) statusCommand() *ucli.Command {
 					}
 					r.printf("  held by %s\n", sanitize(line))
 				}
-				r.printPGOwner(st)
+				r.printHeardOwner(st)
 				for _, id := range st.Sessions {
 					r.printf("  %s\n", id)
 				}
 			}
-			r.printHistoryStatus(b) // a PostgreSQL board's history in git (pghistory.go)
+			r.printArbiterStatus() // a PostgreSQL board's history in git
 			return r.printSetAside(b, false)
 		},
 	}

@@ -135,7 +135,7 @@ type lockRunner struct {
 	grace      time.Duration
 	// started: when this run began (a run on another machine that
 	// took the lock later is newer); stopping: it was superseded from
-	// another machine (see pglocks.go).
+	// another machine (see lockshared.go).
 	started  time.Time
 	stopping sync.Once
 }

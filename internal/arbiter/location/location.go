@@ -41,22 +41,13 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 	case cfg.Shared == "":
 		return arbiter.Local{}, nil
 	case IsDatabase(cfg.Shared):
-		timeout := cfg.NetworkTimeout
-		if o.NetTimeout > 0 {
-			timeout = o.NetTimeout
-		}
-		pg, err := postgres.OpenWith(ctx, b, cfg.Shared, postgres.Options{NetworkTimeout: timeout})
+		// Its errors are the database's own (the command line shows them
+		// as they are; claim.New names the board).
+		pa, err := postgres.OpenArbiter(ctx, b, cfg, o)
 		if err != nil {
-			return nil, fmt.Errorf("open board %s (shared: %s in config.yaml): %w", b.Dir, Redact(cfg.Shared), err)
+			return nil, err
 		}
-		pg.Leases = o.Leases
-		if o.Host != "" {
-			pg.Host = o.Host
-		}
-		if pg.Warning != "" && o.Warn != nil {
-			o.Warn(pg.Warning)
-		}
-		a = postgres.Arbiter{PG: pg}
+		a = pa
 	default:
 		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
 		if err != nil {
@@ -123,6 +114,27 @@ func Follow(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Optio
 		}
 		return gitremote.NewFollower(ctx, sb, cfg), nil
 	}
+}
+
+// KindOf is the kind of arbiter that shared (config.yaml's shared:, or
+// init --shared's target) names: a libpq URL is a PostgreSQL database,
+// anything else a git remote.
+func KindOf(shared string) arbiter.Kind {
+	if IsDatabase(shared) {
+		return postgres.Kind{}
+	}
+	return nil // the git remote's Kind: see internal/cli until it moves
+}
+
+// PushHistory pushes the history of b's arbiter to git now, if it keeps
+// one there (a PostgreSQL board's history: REMOTE): the detached pusher
+// that Options.OnHistoryDue starts calls it. Its failure is recorded in
+// the board's runtime folder, for status.
+func PushHistory(b *sessions.Board, cfg sessions.Config, o Options) error {
+	if !IsDatabase(cfg.Shared) {
+		return nil
+	}
+	return postgres.PushHistory(b, cfg, o)
 }
 
 // Redact is url without its password.

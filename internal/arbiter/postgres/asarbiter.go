@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -29,7 +30,12 @@ func Fallback() time.Duration {
 }
 
 // Arbiter is a PostgreSQL database as an arbiter.Arbiter.
-type Arbiter struct{ PG *Board }
+type Arbiter struct {
+	PG *Board
+	// cfg and opts are what OpenArbiter opened it with (sync's history).
+	cfg  sessions.Config
+	opts arbiter.Options
+}
 
 // Ready brings the board directory in line with the database (one read of
 // what changed); a database read is cheap, so it never trusts a recent
@@ -120,4 +126,57 @@ func (a Arbiter) Watch(ctx context.Context, warn func(error)) func() {
 	}
 }
 
-var _ arbiter.Arbiter = Arbiter{}
+// Sync imports sessions made by hand (a todo/*.md that the database does
+// not have) and brings the board in line: every transition is in the
+// database already. With history in git, it pushes it now.
+func (a Arbiter) Sync(ctx context.Context) (arbiter.Report, error) {
+	pg := a.PG
+	imported, total, err := pg.Join(ctx, false)
+	if err != nil {
+		return arbiter.Report{}, err
+	}
+	history, lines := syncHistory(pg, &a.cfg, a.opts)
+	return arbiter.Report{
+		JSON: map[string]any{"database": pg.URL, "sessions": total, "imported": imported, "shared": true, "history": history},
+		Text: append([]string{fmt.Sprintf("postgres board: in line with %s (%d sessions, %d imported)", pg.URL, total, imported)}, lines...),
+	}, nil
+}
+
+// Status is pickup status's lines about the board's history in git.
+func (a Arbiter) Status(context.Context) []string {
+	return historyStatus(a.PG.B, a.PG, &a.cfg)
+}
+
+// Heard is what the database knows of owner, who holds no lease here:
+// its lease's processes if a board of this machine shared them (it is
+// judged by them), and its last heartbeat (the machine, and its age on
+// the server's clock).
+func (a Arbiter) Heard(owner string) (arbiter.Heard, bool) {
+	var h arbiter.Heard
+	found := false
+	if hs := a.PG.HeardHolders(owner); len(hs) > 0 {
+		h.Holders, h.Host, h.ThisMachine, found = hs, hs[0].Host, true, true
+	}
+	for _, b := range a.PG.Beats() {
+		if b.Owner != owner {
+			continue
+		}
+		if b.Host != "" && b.Host == a.PG.Host {
+			h.ThisMachine = true
+		}
+		if h.Host == "" {
+			h.Host = b.Host
+		}
+		h.Beat, h.Age = true, time.Duration(b.AgeMS)*time.Millisecond
+		return h, true
+	}
+	return h, found
+}
+
+// Locks is the database's named locks, judged on now's clock here.
+func (a Arbiter) Locks(now func() time.Time) arbiter.LockBook { return a.PG.Locks(now) }
+
+var (
+	_ arbiter.Arbiter    = Arbiter{}
+	_ arbiter.LockHolder = Arbiter{}
+)

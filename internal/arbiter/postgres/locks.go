@@ -115,7 +115,15 @@ func (s *Board) NewLockWaiter() (*Waiter, error) {
 }
 
 // NewWaiter opens a waiter for released locks (see NewLockWaiter).
-func (a *LockArbiter) NewWaiter() (*Waiter, error) { return a.s.NewLockWaiter() }
+func (a *LockArbiter) NewWaiter() (arbiter.LockWaiter, error) {
+	w, err := a.s.NewLockWaiter()
+	if err != nil {
+		return nil, err // not a nil *Waiter in an interface
+	}
+	return w, nil
+}
+
+var _ arbiter.LockBook = (*LockArbiter)(nil)
 
 // Supersede asks the `pickup lock run` that holds key with token (on
 // another machine) to stop: it does at its next heartbeat. It reports

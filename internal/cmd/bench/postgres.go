@@ -58,7 +58,7 @@ func postgresBoard(e *env) (Row, error) {
 	}
 	helper := filepath.Join(filepath.Dir(exe), postgres.HelperName)
 	// Each board in a clone of one git remote: its history goes there
-	// (pghistory.go).
+	// (internal/arbiter/postgres/history_steps.go).
 	hist, err := newHistoryRemote(dir)
 	if err != nil {
 		return row, err
@@ -160,7 +160,7 @@ func postgresBoard(e *env) (Row, error) {
 		return claims, t0, time.Since(t0), err
 	}
 	// Without the history first (history: off), then as init made the
-	// boards: their history to the clones' remote (pghistory.go).
+	// boards: their history to the clones' remote (internal/arbiter/postgres/history_steps.go).
 	if err := setHistory(dirs, "off"); err != nil {
 		return row, err
 	}

@@ -14,23 +14,10 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/claim"
-	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
+	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/arbiter/location"
 	"github.com/pickup-dev/pickup/sessions"
 )
-
-// locksKind is a kind of arbiter that holds named locks too.
-type locksKind interface{ holdsLocks() }
-
-// lockHolder is an open arbiter that holds named locks.
-type lockHolder interface {
-	lockArbiter(now func() time.Time) claim.LockArbiter
-}
-
-func (pgKind) holdsLocks() {}
-
-func (a *pgArbiter) lockArbiter(now func() time.Time) claim.LockArbiter {
-	return pgLocks{a.pg.Locks(now)}
-}
 
 // arbitrateLocks makes the board's arbiter the arbiter of l where it
 // holds locks (a PostgreSQL database); other boards keep their locks on
@@ -41,14 +28,16 @@ func (r *run) arbitrateLocks(b *sessions.Board, l *claim.Locks) error {
 	if cfg == nil || cfg.Shared == "" {
 		return nil
 	}
-	if _, ok := kindOf(cfg.Shared).(locksKind); !ok {
+	if k := location.KindOf(cfg.Shared); k == nil || !k.HoldsLocks() {
 		return nil
 	}
 	if err := r.shared.ready(b); err != nil {
 		return err
 	}
-	if h, ok := r.shared.arbiter().(lockHolder); ok {
-		l.Arbiter = h.lockArbiter(b.Now)
+	if oa, ok := r.shared.arbiter().(openArbiter); ok {
+		if book, ok := oa.locks(b.Now); ok {
+			l.Arbiter = sharedLocks{book}
+		}
 	}
 	return nil
 }
@@ -58,8 +47,8 @@ func (r *run) arbitrateLocks(b *sessions.Board, l *claim.Locks) error {
 // is released anywhere (NOTIFY) or at the next poll, if the lock on key
 // is no longer h's live one; it fails at the timeout or when ctx ends.
 func awaitArbitrated(ctx context.Context, locks *claim.Locks, key string, h claim.LockInfo, wait time.Duration, expired <-chan time.Time) error {
-	var w *postgres.Waiter
-	if a, ok := locks.Arbiter.(pgLocks); ok {
+	var w arbiterapi.LockWaiter
+	if a, ok := locks.Arbiter.(sharedLocks); ok {
 		if w, _ = a.NewWaiter(); w != nil {
 			defer w.Close()
 			_ = w.Wait(0) // LISTEN before the lock is read again
@@ -117,7 +106,7 @@ func (lr *lockRunner) beatEvery() time.Duration {
 // run that took the lock after this one started is newer: this one gives
 // up, as on one machine. handled false: h is not such a holder.
 func (lr *lockRunner) supersedeElsewhere(ctx context.Context, h claim.LockInfo) (handled, again bool, err error) {
-	a, ok := lr.locks.Arbiter.(pgLocks)
+	a, ok := lr.locks.Arbiter.(sharedLocks)
 	if !ok || h.Path != "" || !h.Run || h.Process.Host == lr.self.Host {
 		return false, false, nil
 	}

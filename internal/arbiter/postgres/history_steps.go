@@ -1,10 +1,11 @@
-package cli
+package postgres
 
-// The history of a PostgreSQL board in git (see internal/arbiter/postgres's
-// history.go): config.yaml's `history: REMOTE` names the git remote whose
-// board branch (shared_branch, default "pickup") gets the transitions in
-// batches, at most one push every history_every (default 1m). The
-// command that finds a push due starts a detached `pickup pg-history`,
+// The history of a PostgreSQL board in git (history.go) as the commands
+// see it: config.yaml's `history: REMOTE` names the git remote whose board
+// branch (shared_branch, default "pickup") gets the transitions in
+// batches, at most one push every history_every (default 1m). The command
+// that finds a push due starts the pusher (Options.OnHistoryDue: pickup's
+// commands start a detached `pickup pg-history`, which calls PushHistory),
 // so claims never wait for git; `pickup sync` pushes at once.
 
 import (
@@ -12,35 +13,26 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
-	"github.com/pickup-dev/pickup/internal/arbiter/location"
-	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
+	"github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
 	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/internal/gitx"
-	"github.com/pickup-dev/pickup/internal/leasebook"
 	"github.com/pickup-dev/pickup/sessions"
-	ucli "github.com/urfave/cli/v2"
 )
 
 // historyErrorFile, in the board's runtime folder, holds the last
 // background push's failure (removed when one succeeds), for status.
 const historyErrorFile = "pg-history.err"
 
-// pgBoard is the command's PostgreSQL board, nil if its arbiter is not
-// one (or none was made ready).
-func (m *sharedMode) pgBoard() *postgres.Board {
-	if a, ok := m.arbiter().(*pgArbiter); ok {
-		return a.pg
-	}
-	return nil
-}
+// historyDefaultBranch is the remote's branch that gets the history when
+// config.yaml names none: a git-shared board's default (gitremote's
+// DefaultBranch), so that one remote keeps one board branch.
+const historyDefaultBranch = "pickup"
 
 // historyOn reports whether cfg sends a PostgreSQL board's history to
 // git, and how often at most.
@@ -59,103 +51,47 @@ func historyBranch(cfg *sessions.Config) string {
 	if cfg.SharedBranch != "" {
 		return cfg.SharedBranch
 	}
-	return gitremote.DefaultBranch
+	return historyDefaultBranch
 }
 
-// pgOptions are the options of a PostgreSQL board in dir opened with cfg.
-func pgOptions(cfg *sessions.Config, dir string) postgres.Options {
+// historyOptions are the history options of a board in dir opened with
+// cfg: none unless the front end pushes history.
+func historyOptions(cfg *sessions.Config, dir string, o arbiter.Options) Options {
 	every, on := historyOn(cfg)
-	if !on {
-		return postgres.Options{}
+	if !on || o.OnHistoryDue == nil {
+		return Options{}
 	}
-	return postgres.Options{HistoryEvery: every, OnHistoryDue: func() { spawnHistoryPusher(dir) }}
+	return Options{HistoryEvery: every, OnHistoryDue: func() { o.OnHistoryDue(dir) }}
 }
 
 // historyTarget is where b's history goes: the git clone b is in, the
 // remote config.yaml names and its board branch.
-func (r *run) historyTarget(ctx context.Context, b *sessions.Board, cfg *sessions.Config) (postgres.History, error) {
+func historyTarget(ctx context.Context, b *sessions.Board, cfg *sessions.Config, o arbiter.Options) (History, error) {
 	repo, err := gitx.Find(ctx, b.Dir)
 	if err != nil {
-		return postgres.History{}, fmt.Errorf("history: %s is not in a git clone (history: %s in config.yaml): %w", b.Dir, cfg.History, err)
+		return History{}, fmt.Errorf("history: %s is not in a git clone (history: %s in config.yaml): %w", b.Dir, cfg.History, err)
 	}
-	if r.shared.proxy != nil {
-		repo.Proxy = r.shared.proxy()
+	repo.Proxy = o.GitProxy
+	if o.NetTimeout > 0 {
+		repo.NetTimeout = o.NetTimeout
 	}
-	if d, err := r.shared.netTimeout(); err == nil && d > 0 {
-		repo.NetTimeout = d
-	}
-	return postgres.History{Repo: repo, Remote: cfg.History, Branch: historyBranch(cfg), Leader: postgres.Leader()}, nil
-}
-
-// spawnHistoryPusher starts the history's pusher for the board in dir,
-// detached: a state read found a push due and took the turn. The command
-// that read it pays only for starting a process (once per interval
-// across every machine), never for git.
-func spawnHistoryPusher(dir string) {
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	cmd := exec.Command(exe, "--dir", dir, "pg-history")
-	cmd.Dir = dir
-	cmd.Env = os.Environ()
-	// Its own session and /dev/null for stdio: a caller's $(…) or pipe
-	// ends with the command, not with the push.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if cmd.Start() == nil {
-		_ = cmd.Process.Release()
-	}
-}
-
-// pgHistoryCommand is spawnHistoryPusher's detached child: one batch, then
-// exit. Its failure goes to the runtime folder, for status.
-func (r *run) pgHistoryCommand() *ucli.Command {
-	return &ucli.Command{
-		Name:      "pg-history",
-		Hidden:    true,
-		Usage:     "push a PostgreSQL board's history to git (started by pickup when a batch is due)",
-		UsageText: "pickup pg-history",
-		Action: func(c *ucli.Context) error {
-			b, err := r.board()
-			if err != nil {
-				return err
-			}
-			cfg := r.shared.config()
-			if cfg == nil || !location.IsDatabase(cfg.Shared) {
-				return nil
-			}
-			every, on := historyOn(cfg)
-			if !on {
-				return nil
-			}
-			_, err = r.flushHistory(b, cfg, every, 0)
-			errPath := filepath.Join(b.RuntimeDir(), historyErrorFile)
-			if err != nil {
-				_ = os.MkdirAll(b.RuntimeDir(), 0o755)
-				_ = fsx.WriteReplace(errPath, []byte(time.Now().UTC().Format(time.RFC3339)+" "+err.Error()+"\n"), 0o644, false)
-				return err
-			}
-			_ = os.Remove(errPath)
-			return nil
-		},
-	}
+	return History{Repo: repo, Remote: cfg.History, Branch: historyBranch(cfg), Leader: Leader()}, nil
 }
 
 // flushHistory pushes b's history now, as the one pusher (waiting up to
-// wait for another).
-func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait time.Duration) (postgres.FlushResult, error) {
+// wait for another), through pg if open, else a connection of its own.
+func flushHistory(b *sessions.Board, pg *Board, cfg *sessions.Config, o arbiter.Options, every, wait time.Duration) (FlushResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait+5*time.Minute)
 	defer cancel()
-	h, err := r.historyTarget(ctx, b, cfg)
+	h, err := historyTarget(ctx, b, cfg, o)
 	if err != nil {
-		return postgres.FlushResult{}, err
+		return FlushResult{}, err
 	}
-	pg := r.shared.pgBoard()
 	if pg == nil {
-		if pg, err = r.pgOpen(ctx, b, cfg.Shared, *cfg); err != nil {
-			return postgres.FlushResult{}, err
+		if pg, err = OpenWith(ctx, b, cfg.Shared, Options{NetworkTimeout: netTimeout(*cfg, o)}); err != nil {
+			return FlushResult{}, err
 		}
-		pg.Leases = leasebook.Of(b)
+		pg.Leases = o.Leases
 		defer pg.Close()
 		boardhook.ClearArbiter(b)
 	}
@@ -165,28 +101,46 @@ func (r *run) flushHistory(b *sessions.Board, cfg *sessions.Config, every, wait 
 	return pg.Flush(ctx, h, every, true, wait)
 }
 
-// syncHistory is pickup sync's part: push the history now. It returns a
-// line to print, and a failure as a warning (sync's own work is done).
-func (r *run) syncHistory(pg *postgres.Board) (map[string]any, string) {
-	cfg := r.shared.config()
+// PushHistory is the detached pusher's work (`pickup pg-history`): one
+// batch of b's history, if config.yaml sends it to git. Its failure is
+// kept in the board's runtime folder, for status, and returned.
+func PushHistory(b *sessions.Board, cfg sessions.Config, o arbiter.Options) error {
+	every, on := historyOn(&cfg)
+	if !dburl.IsURL(cfg.Shared) || !on {
+		return nil
+	}
+	_, err := flushHistory(b, nil, &cfg, o, every, 0)
+	errPath := filepath.Join(b.RuntimeDir(), historyErrorFile)
+	if err != nil {
+		_ = os.MkdirAll(b.RuntimeDir(), 0o755)
+		_ = fsx.WriteReplace(errPath, []byte(time.Now().UTC().Format(time.RFC3339)+" "+err.Error()+"\n"), 0o644, false)
+		return err
+	}
+	_ = os.Remove(errPath)
+	return nil
+}
+
+// syncHistory is pickup sync's part: push the history now. It returns
+// what to print, and a failure as a line (sync's own work is done).
+func syncHistory(pg *Board, cfg *sessions.Config, o arbiter.Options) (map[string]any, []string) {
 	every, on := historyOn(cfg)
 	if !on {
-		return nil, ""
+		return nil, nil
 	}
-	res, err := r.flushHistory(pg.B, cfg, every, time.Minute)
+	res, err := flushHistory(pg.B, pg, cfg, o, every, time.Minute)
 	where := cfg.History + " " + historyBranch(cfg)
 	out := map[string]any{"remote": cfg.History, "branch": historyBranch(cfg), "events": res.Events}
-	rewound := ""
+	var lines []string
 	if res.Rewound {
 		out["rewound"] = map[string]any{"dropped": res.Dropped, "repushed": res.Repushed}
-		rewound = "history: " + rewoundLine(res.Dropped, res.Repushed, where) + "\n"
+		lines = append(lines, "history: "+rewoundLine(res.Dropped, res.Repushed, where))
 	}
-	out1, line := syncHistoryLine(res, err, where, out)
-	return out1, rewound + line
+	out, line := syncHistoryLine(res, err, where, out)
+	return out, append(lines, line)
 }
 
 // syncHistoryLine is sync's line about a flush's result res (err).
-func syncHistoryLine(res postgres.FlushResult, err error, where string, out map[string]any) (map[string]any, string) {
+func syncHistoryLine(res FlushResult, err error, where string, out map[string]any) (map[string]any, string) {
 	switch {
 	case err != nil:
 		out["error"] = err.Error()
@@ -229,7 +183,7 @@ func defaultHistory(dir string) string {
 
 // initHistory is init --shared postgres://…'s part: unless config.yaml
 // says, the history goes to the clone's remote. It returns what to print.
-func (r *run) initHistory(b *sessions.Board) (string, error) {
+func initHistory(b *sessions.Board) (string, error) {
 	cfg, err := b.Config()
 	if err != nil {
 		return "", err
@@ -239,7 +193,7 @@ func (r *run) initHistory(b *sessions.Board) (string, error) {
 		if rm == "" {
 			return "history: none (the board is not in a git clone with a remote; set history: REMOTE in config.yaml to keep it in git)", nil
 		}
-		if err := appendConfig(b, "history: "+rm+"\n"); err != nil {
+		if err := arbiter.AppendConfig(b, "history: "+rm+"\n"); err != nil {
 			return "", err
 		}
 		cfg.History = rm
@@ -263,22 +217,15 @@ func shortDur(d time.Duration) string {
 	return s
 }
 
-// printHistoryStatus is status's line about the history (a PostgreSQL
-// board only).
-func (r *run) printHistoryStatus(b *sessions.Board) {
-	pg := r.shared.pgBoard()
-	if pg == nil {
-		return
-	}
-	cfg := r.shared.config()
+// historyStatus is status's lines about the history.
+func historyStatus(b *sessions.Board, pg *Board, cfg *sessions.Config) []string {
 	every, on := historyOn(cfg)
 	if !on {
 		why := "not in git: set history: REMOTE in config.yaml (the git remote whose board branch keeps it)"
 		if cfg != nil && cfg.History == "off" {
 			why = "off (history: off in config.yaml)"
 		}
-		r.printf("history: %s\n", why)
-		return
+		return []string{"history: " + why}
 	}
 	line := fmt.Sprintf("history: to %s %s every %s", cfg.History, historyBranch(cfg), shortDur(every))
 	info, err := pg.HistoryInfo()
@@ -290,13 +237,14 @@ func (r *run) printHistoryStatus(b *sessions.Board) {
 	default:
 		line += fmt.Sprintf(": last push %s ago, %d transitions waiting", (time.Duration(info.PushedAgo) * time.Millisecond).Round(time.Second), info.Pending)
 	}
-	r.printf("%s\n", sanitize(line))
+	lines := []string{line}
 	if last := lastHistoryLog(b); last != "" {
-		r.printf("  %s\n", sanitize(last))
+		lines = append(lines, "  "+last)
 	}
 	if data, err := fsx.ReadRegular(filepath.Join(b.RuntimeDir(), historyErrorFile)); err == nil {
-		r.printf("  last push from this board failed: %s\n", sanitize(strings.TrimSpace(string(data))))
+		lines = append(lines, "  last push from this board failed: "+strings.TrimSpace(string(data)))
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return
+		return lines
 	}
+	return lines
 }

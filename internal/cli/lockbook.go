@@ -5,14 +5,13 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
-	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
 	"github.com/pickup-dev/pickup/internal/proc"
 )
 
-// pgLocks is a database's named locks as claim.LockArbiter: the arbiter
-// packages keep their own lock records (they cannot import claim), and
-// this turns them into claim's.
-type pgLocks struct{ *postgres.LockArbiter }
+// sharedLocks is an arbiter's named locks (a database's) as
+// claim.LockArbiter: the arbiter packages keep their own lock records
+// (they cannot import claim), and this turns them into claim's.
+type sharedLocks struct{ arbiterapi.LockBook }
 
 func lockInfo(l arbiterapi.Lock) claim.LockInfo {
 	if l.Key == "" && l.Token == "" {
@@ -47,27 +46,27 @@ func lockErr(err error) error {
 	return e
 }
 
-func (p pgLocks) AcquireLock(mine claim.LockInfo, replace *claim.LockInfo) (bool, claim.LockInfo, error) {
+func (p sharedLocks) AcquireLock(mine claim.LockInfo, replace *claim.LockInfo) (bool, claim.LockInfo, error) {
 	var rep *arbiterapi.Lock
 	if replace != nil {
 		r := arbiterLock(*replace)
 		rep = &r
 	}
-	ok, h, err := p.LockArbiter.AcquireLock(arbiterLock(mine), rep)
+	ok, h, err := p.LockBook.AcquireLock(arbiterLock(mine), rep)
 	return ok, lockInfo(h), lockErr(err)
 }
 
-func (p pgLocks) ReleaseLock(key, owner, token string, force bool) (claim.LockInfo, error) {
-	l, err := p.LockArbiter.ReleaseLock(key, owner, token, force)
+func (p sharedLocks) ReleaseLock(key, owner, token string, force bool) (claim.LockInfo, error) {
+	l, err := p.LockBook.ReleaseLock(key, owner, token, force)
 	return lockInfo(l), lockErr(err)
 }
 
-func (p pgLocks) HeartbeatLock(key, owner string) error {
-	return lockErr(p.LockArbiter.HeartbeatLock(key, owner))
+func (p sharedLocks) HeartbeatLock(key, owner string) error {
+	return lockErr(p.LockBook.HeartbeatLock(key, owner))
 }
 
-func (p pgLocks) ReadLocks(key string) ([]claim.LockInfo, error) {
-	ls, err := p.LockArbiter.ReadLocks(key)
+func (p sharedLocks) ReadLocks(key string) ([]claim.LockInfo, error) {
+	ls, err := p.LockBook.ReadLocks(key)
 	if err != nil {
 		return nil, lockErr(err)
 	}

@@ -1,9 +1,8 @@
-package cli
+package postgres
 
-// A PostgreSQL board's history branch rewound by someone (see
-// internal/arbiter/postgres's history.go): the pusher puts the transitions that the
-// lost commits listed on the branch again, and says so in its log, which
-// sync and status show.
+// A PostgreSQL board's history branch rewound by someone (history.go):
+// the pusher puts the transitions that the lost commits listed on the
+// branch again, and says so in its log, which sync and status show.
 
 import (
 	"errors"
@@ -54,11 +53,4 @@ func lastHistoryLog(b *sessions.Board) string {
 	}
 	text := strings.TrimRight(string(data), "\n")
 	return text[strings.LastIndexByte(text, '\n')+1:]
-}
-
-// printLines prints text's lines (sync's history lines), each made safe.
-func (r *run) printLines(text string) {
-	for _, l := range strings.FieldsFunc(text, func(c rune) bool { return c == '\n' }) {
-		r.printf("%s\n", sanitize(l))
-	}
 }
