@@ -6,16 +6,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
 	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/boardhook"
@@ -32,117 +28,16 @@ const ExitRemote = 8
 // gitKind is a board shared through a git remote's board branch.
 type gitKind struct{}
 
-// gitArbiter is a git remote's board branch as a board's arbiter.
-type gitArbiter struct {
-	sb  *gitremote.Board
-	b   *sessions.Board
-	cfg sessions.Config
-	mu  sync.Mutex
-	// skipped: ready trusted another process's fetch (see answerAgain).
-	skipped bool
-}
-
+// open attaches the remote's board branch as b's arbiter (location.Open,
+// as every door does) without bringing the board in line.
 func (gitKind) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error) {
-	sb, err := m.open(ctx, b, cfg.Shared, cfg.SharedBranch)
-	if err != nil {
-		return nil, refuse(err, "a shared board (shared: in config.yaml) must be in a clone of the repository whose remote holds it")
-	}
-	return &gitArbiter{sb: sb, b: b, cfg: cfg}, nil
+	return m.openArbiter(ctx, b, cfg) // kinds.go
 }
 
 func (gitKind) viewsFresh() bool { return false }
 
 func (gitKind) beatDue(dir, owner string, every time.Duration, now time.Time) bool {
 	return gitremote.BeatDue(dir, owner, every, now)
-}
-
-// ready checks that config.yaml is what the clone joined and fetches
-// (one fetch; a claim or a transition trusts one that another process of
-// the clone made within gitremote.Fresh).
-func (a *gitArbiter) ready(ctx context.Context, trustRecent bool) error {
-	if err := a.sb.CheckIdentity(ctx, a.cfg, configPath(a.b)); err != nil {
-		return identityRefusal(a.b, err)
-	}
-	if trustRecent && a.sb.FetchedWithin(gitremote.Fresh) {
-		// A claim or a transition needs no fetch to be right: the push is
-		// the compare-and-swap, and a refused one fetches. Another process
-		// of this clone fetched a moment ago, so the board here is at most
-		// that old; an answer that rests on it alone ("nothing
-		// available", no such session) fetches first (answerAgain).
-		a.mu.Lock()
-		a.skipped = true
-		a.mu.Unlock()
-		return nil
-	}
-	if _, err := a.sb.Refresh(ctx); err != nil {
-		if errors.Is(err, gitremote.ErrNoBoardBranch) {
-			return &remoteFailure{err: err, hint: fmt.Sprintf("run `pickup init --shared %s` in one clone to put the board on the remote; nothing was changed", a.cfg.Shared)}
-		}
-		return err
-	}
-	return nil
-}
-
-// answerAgain fetches if ready trusted another process's fetch and err is
-// one of answers, so that the answer is the remote's own.
-func (a *gitArbiter) answerAgain(ctx context.Context, err error, answers ...error) (bool, error) {
-	if !slices.ContainsFunc(answers, func(x error) bool { return errors.Is(err, x) }) {
-		return false, nil
-	}
-	a.mu.Lock()
-	skipped := a.skipped
-	a.skipped = false
-	a.mu.Unlock()
-	if !skipped {
-		return false, nil
-	}
-	return a.sb.Refresh(ctx)
-}
-
-func (a *gitArbiter) close() {}
-
-// heartbeat pushes owner's heartbeat ref.
-func (a *gitArbiter) heartbeat(ctx context.Context, owner string, every time.Duration) error {
-	_, err := a.sb.Heartbeat(ctx, owner, every)
-	return err
-}
-
-// watch: see gitremote.Arbiter.Watch (a fetch every shared_fetch).
-func (a *gitArbiter) watch(ctx context.Context, warn func(error)) func() {
-	return gitremote.NewArbiter(a.sb, a.cfg).Watch(ctx, warn)
-}
-
-// sync: every transition is on the remote already, so it only checks
-// that the board is in line with it (ready fetched).
-func (a *gitArbiter) sync(ctx context.Context, r *run) error {
-	sb := a.sb
-	diffs, err := sb.InLine(ctx)
-	if err != nil {
-		return err
-	}
-	if len(diffs) > 0 {
-		return &gitremote.NotInLineError{Remote: sb.Remote, Branch: sb.Branch, Diffs: diffs}
-	}
-	if r.json {
-		return r.printJSON(map[string]any{"remote": sb.Remote, "branch": sb.Branch, "shared": true})
-	}
-	r.printf("shared board: in line with %s/%s (every transition is pushed as it happens)\n", sb.Remote, sb.Branch)
-	return nil
-}
-
-// settle: a session that another process of this clone moved first is
-// named with where the remote has it once that process's push is settled,
-// so that a loser names the winner at the remote, not a local racer that
-// lost there too.
-func (a *gitArbiter) settle(ctx context.Context, err error) error {
-	var e *claim.Error
-	if !errors.As(err, &e) || e.Arbiter || !errors.Is(err, claim.ErrSessionNotAvailable) || e.Holder == "" {
-		return err
-	}
-	if st, owner, ok := a.sb.Settled(ctx, e.ID, 30*time.Second); ok {
-		e.State, e.Holder = st, owner
-	}
-	return err
 }
 
 // configPath is b's config.yaml.

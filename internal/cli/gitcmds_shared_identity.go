@@ -46,20 +46,6 @@ func sameDir(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
 }
 
-// identityRefusal is the error of a shared board whose settings are not
-// what the clone joined, or whose branch is the code's.
-func identityRefusal(b *sessions.Board, err error) error {
-	var be *gitremote.BranchError
-	if errors.As(err, &be) {
-		where := filepath.Join(b.Dir, sessions.ConfigFile)
-		if line := b.ConfigLine("shared_branch"); line > 0 {
-			where = fmt.Sprintf("%s:%d", where, line)
-		}
-		return refuse(fmt.Errorf("%s: %w", where, err), "write shared_branch: pickup there (a branch of its own)")
-	}
-	return err
-}
-
 // setSharedConfig makes the board's config.yaml say shared: remote (and
 // shared_branch: branch unless it is the default), keeping its other
 // lines.
@@ -224,7 +210,7 @@ func (gitKind) repair(r *run, b *sessions.Board, cfg sessions.Config) error {
 		return err
 	}
 	if err := sb.CheckIdentity(ctx, cfg, configPath(b)); err != nil {
-		return identityRefusal(b, err)
+		return gitremote.IdentityRefusal(b, err)
 	}
 	boardhook.ClearArbiter(b) // the repair's moves are not transitions
 	rep, err := sb.Repair(ctx)

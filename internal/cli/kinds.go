@@ -52,6 +52,12 @@ func (m *sharedMode) options(b *sessions.Board) (arbiterapi.Options, error) {
 // open attaches b's arbiter without bringing the board in line (ready
 // does).
 func (k kindSteps) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error) {
+	return m.openArbiter(ctx, b, cfg)
+}
+
+// openArbiter attaches b's arbiter through location.Open, as every door
+// does, without bringing the board in line.
+func (m *sharedMode) openArbiter(ctx context.Context, b *sessions.Board, cfg sessions.Config) (arbiter, error) {
 	o, err := m.options(b)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 		return arbiter.Local{}, nil
 	case IsDatabase(cfg.Shared):
 		// Its errors are the database's own (the command line shows them
-		// as they are; claim.New names the board).
+		// as they are; claim.New names the board), as a git remote's.
 		pa, err := postgres.OpenArbiter(ctx, b, cfg, o)
 		if err != nil {
 			return nil, err
@@ -52,9 +52,13 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
 		if err != nil {
 			boardhook.ClearArbiter(b)
-			return nil, fmt.Errorf("open board %s (shared: %s in config.yaml; a shared board must be in a clone of the repository whose remote holds it): %w", b.Dir, cfg.Shared, err)
+			return nil, &arbiter.Advice{Err: err, Code: 2,
+				Fix: "a shared board (shared: in config.yaml) must be in a clone of the repository whose remote holds it; nothing was changed"}
 		}
 		sb.Leases = o.Leases
+		if o.GitProxy != "" {
+			sb.Repo.Proxy = o.GitProxy
+		}
 		sb.Repo.NetTimeout = cfg.NetworkTimeout
 		if o.NetTimeout > 0 {
 			sb.Repo.NetTimeout = o.NetTimeout
