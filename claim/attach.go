@@ -40,10 +40,7 @@ func (c *Client) attach() error {
 	c.sharedAt = cfg.Shared
 	a, err := location.Open(context.Background(), b, cfg, location.Options{Leases: leaseBook{&Leases{Board: b}}, NoReady: true})
 	if err != nil {
-		if location.IsDatabase(cfg.Shared) {
-			return fmt.Errorf("open board %s (shared: %s in config.yaml): %w", b.Dir, location.Redact(cfg.Shared), err)
-		}
-		return err
+		return fmt.Errorf("open board %s (shared: %s in config.yaml): %w", b.Dir, location.Redact(cfg.Shared), err)
 	}
 	c.arb = a
 	return nil

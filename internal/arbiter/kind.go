@@ -84,7 +84,7 @@ type Options struct {
 // Warnings for stderr.
 type Report struct {
 	Text     []string
-	JSON     map[string]any
+	JSON     any
 	Warnings []string
 }
 

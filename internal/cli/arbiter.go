@@ -6,20 +6,22 @@ package cli
 // postgres://…, internal/arbiter/postgres). The transitions reach it through
 // the board's arbiter (internal/boardhook), which each sets when it opens; everything else
 // the commands need of it (bring the board in line, keep waiters woken,
-// heartbeats, sync, doctor) goes through the arbiter interface below, so
-// that no command knows which one it has. config.yaml's shared: names it,
-// and location.IsDatabase (internal/arbiter/location) is the one place
-// that tells the kinds apart.
+// heartbeats, sync, doctor) goes through arbiter.Arbiter, which
+// location.Open attaches as it does for every door, and arbiter.Kind
+// (kinds.go), so that no command knows which one it has. config.yaml's
+// shared: names it, and internal/arbiter/location is the one place that
+// tells the kinds apart.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
+	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/boardhook"
 
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
@@ -27,68 +29,10 @@ import (
 	ucli "github.com/urfave/cli/v2"
 )
 
-// arbiter is an open shared board's arbiter.
-type arbiter interface {
-	// ready brings the board directory in line with the arbiter before a
-	// command reads or changes it. trustRecent: the command claims or
-	// moves sessions, whose own round trip is the compare-and-swap, so a
-	// view another process of this clone took a moment ago will do
-	// (answerAgain then checks an answer that rests on it).
-	ready(ctx context.Context, trustRecent bool) error
-	// answerAgain is for a command that failed with err after a ready
-	// that trusted a recent view: if err is one of answers (an answer
-	// that rests on the board's content), it brings the board in line and
-	// reports whether it changed (the command should try once more).
-	answerAgain(ctx context.Context, err error, answers ...error) (bool, error)
-	// watch keeps the board directory in line while a wait is under way
-	// (next --wait, work), so that sessions made or released elsewhere
-	// land in todo/, which the wait watches; warn reports what the wait
-	// survives. It returns a function that stops it.
-	watch(ctx context.Context, warn func(error)) (stop func())
-	// heartbeat tells the other machines that owner is alive, at most
-	// once per every (0: now).
-	heartbeat(ctx context.Context, owner string, every time.Duration) error
-	// sync is `pickup sync`: it brings the board in line, and says how
-	// it stands.
-	sync(ctx context.Context, r *run) error
-	// settle completes a transition's error with where the arbiter has
-	// the session.
-	settle(ctx context.Context, err error) error
-	close()
-}
-
-// arbiterKind is what config.yaml's shared: names: how to open its
-// arbiter, and what a kind does before or without one.
-type arbiterKind interface {
-	// open opens b's arbiter without bringing the board in line.
-	open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error)
-	// initBoard is `pickup init --shared TARGET`.
-	initBoard(r *run, c *ucli.Context, target string) error
-	// beforeCommand runs before any command reads the board (a git
-	// remote's queued pushes of killed processes); cheap when there is
-	// nothing to do.
-	beforeCommand(m *sharedMode, b *sessions.Board, cfg sessions.Config) error
-	// beatDue reports whether a hook should start a detached heartbeat
-	// for owner (one stat or so: it runs in every hook).
-	beatDue(dir, owner string, every time.Duration, now time.Time) bool
-	// viewsFresh: commands that only show the board (list, show, status)
-	// bring it in line first. A database read is cheap; a fetch is not,
-	// so a git-shared board shows its last fetch.
-	viewsFresh() bool
-	// findings are doctor's findings about the arbiter.
-	findings(r *run, b *sessions.Board, cfg sessions.Config) []sessions.Finding
-	// repair is `pickup sync --repair`.
-	repair(r *run, b *sessions.Board, cfg sessions.Config) error
-}
-
-// kindOf is the kind of arbiter that shared names: a libpq URL is a
-// PostgreSQL database, anything else a git remote.
-func kindOf(shared string) arbiterKind {
-	if k := location.KindOf(shared); k != nil {
-		return kindSteps{k} // kinds.go
-	}
-	return gitKind{}
-}
+// kindOf is the kind of arbiter that shared names (location.KindOf: a
+// libpq URL is a PostgreSQL database, anything else a git remote), as the
+// command line runs its steps (kinds.go).
+func kindOf(shared string) kindSteps { return kindSteps{location.KindOf(shared)} }
 
 // sharedMode attaches a shared board's arbiter to the board before the
 // command changes anything. Its zero value is ready.
@@ -104,7 +48,7 @@ type sharedMode struct {
 	netCfg atomic.Int64
 	mu     sync.Mutex
 	cfg    *sessions.Config
-	arb    arbiter
+	arb    arbiterapi.Arbiter // nil: not shared, or not ready yet
 	// flushErr: beforeCommand failed (ready refuses to go on).
 	flushErr error
 	// trustRecent: the command claims or moves sessions (next without
@@ -148,9 +92,9 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 	if err != nil {
 		return err
 	}
-	if err := arb.ready(ctx, m.trustRecent); err != nil {
+	if err := arb.Ready(ctx, m.trustRecent); err != nil {
 		boardhook.ClearArbiter(b)
-		arb.close()
+		_ = arb.Close()
 		return err
 	}
 	m.arb = arb
@@ -159,7 +103,7 @@ func (m *sharedMode) ready(b *sessions.Board) error {
 
 // arbiter returns the open arbiter, or nil if the board is not shared (or
 // ready has not run).
-func (m *sharedMode) arbiter() arbiter {
+func (m *sharedMode) arbiter() arbiterapi.Arbiter {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.arb
@@ -167,7 +111,7 @@ func (m *sharedMode) arbiter() arbiter {
 
 // adopt makes arb the command's arbiter (a command that opened one
 // without ready: shared-beat).
-func (m *sharedMode) adopt(arb arbiter) {
+func (m *sharedMode) adopt(arb arbiterapi.Arbiter) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.arb = arb
@@ -199,7 +143,7 @@ func (m *sharedMode) againAfterFetch(err error, answers ...error) (bool, error) 
 	if arb == nil || err == nil {
 		return false, nil
 	}
-	return arb.answerAgain(context.Background(), err, answers...)
+	return arb.AnswerAgain(context.Background(), err, answers...)
 }
 
 // sharedHeartbeat records owner's heartbeat with the arbiter, at most once
@@ -215,7 +159,7 @@ func (r *run) sharedHeartbeat(owner string, force bool) {
 	if !force {
 		every = beatEvery(r.shared.config())
 	}
-	if err := arb.heartbeat(context.Background(), owner, every); err != nil {
+	if err := arb.Heartbeat(context.Background(), owner, every); err != nil {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
 	}
 }
@@ -227,7 +171,7 @@ func (r *run) sharedPoll(ctx context.Context) func() {
 	if arb == nil {
 		return func() {}
 	}
-	return arb.watch(ctx, func(err error) {
+	return arb.Watch(ctx, func(err error) {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
 	})
 }
@@ -239,7 +183,7 @@ func (r *run) sharedSettle(err error) error {
 	if arb == nil || err == nil {
 		return err
 	}
-	return arb.settle(context.Background(), err)
+	return settle(context.Background(), arb, err) // kinds.go
 }
 
 // initShared is `pickup init --shared [TARGET]`: TARGET is a git remote
@@ -265,7 +209,11 @@ func (r *run) syncShared(b *sessions.Board, repair bool) error {
 	if err := r.shared.ready(b); err != nil {
 		return err
 	}
-	return r.shared.arbiter().sync(context.Background(), r)
+	rep, err := r.shared.arbiter().Sync(context.Background())
+	if err != nil {
+		return err
+	}
+	return r.printReport(rep)
 }
 
 // sharedFindings are doctor's findings about a shared board.
@@ -302,7 +250,7 @@ func (r *run) viewBoard() (*sessions.Board, error) {
 		// owners that work in other clones of this machine are judged by
 		// their processes, read from those clones' leases.
 		if boardhook.HeardOf(b) == nil {
-			boardhook.SetHeard(b, gitremote.ViewHolders(b, ""))
+			boardhook.SetHeard(b, location.ViewHolders(b))
 		}
 		return b, nil
 	}
@@ -310,4 +258,30 @@ func (r *run) viewBoard() (*sessions.Board, error) {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: showing this board's last view of %s: %s\n", cfg.Shared, sanitize(err.Error()))
 	}
 	return b, nil
+}
+
+// notSharedHere: see location.NotSharedHere.
+func notSharedHere(b *sessions.Board, cfg sessions.Config) error {
+	return location.NotSharedHere(b, cfg)
+}
+
+// notShared refuses a command that would treat the board as a board of
+// this clone only (sync of the code branch) when the clone joined it as a
+// shared board and config.yaml lost that.
+func (m *sharedMode) notShared(b *sessions.Board) error {
+	m.mu.Lock()
+	cfg := m.cfg
+	m.mu.Unlock()
+	if cfg == nil {
+		return nil
+	}
+	return notSharedHere(b, *cfg)
+}
+
+func hintOf(err error) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
 }

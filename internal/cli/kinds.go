@@ -49,21 +49,17 @@ func (m *sharedMode) options(b *sessions.Board) (arbiterapi.Options, error) {
 	return o, nil
 }
 
-// open attaches b's arbiter without bringing the board in line (ready
-// does).
-func (k kindSteps) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiter, error) {
+// open attaches b's arbiter through location.Open, as every door does,
+// without bringing the board in line (ready does).
+func (k kindSteps) open(ctx context.Context, m *sharedMode, b *sessions.Board, cfg sessions.Config) (arbiterapi.Arbiter, error) {
 	o, err := m.options(b)
 	if err != nil {
 		return nil, err
 	}
-	a, err := location.Open(ctx, b, cfg, o)
-	if err != nil {
-		return nil, err
-	}
-	return openArbiter{a}, nil
+	return location.Open(ctx, b, cfg, o)
 }
 
-func (k kindSteps) initBoard(r *run, _ *ucli.Context, target string) error {
+func (k kindSteps) initBoard(r *run, c *ucli.Context, target string) error {
 	dir, err := r.boardDir()
 	if err != nil {
 		return err
@@ -77,6 +73,7 @@ func (k kindSteps) initBoard(r *run, _ *ucli.Context, target string) error {
 	if err != nil {
 		return err
 	}
+	o.Follow, o.Explicit = c.Bool("follow"), c.NArg() == 1
 	rep, err := k.k.Init(context.Background(), b, target, o)
 	if err != nil {
 		return err
@@ -108,11 +105,16 @@ func (k kindSteps) repair(r *run, b *sessions.Board, cfg sessions.Config) error 
 	if err != nil {
 		return err
 	}
+	// What the repair did is shown even when the board is still not in
+	// line after it (the error follows); --json shows the error alone.
 	rep, err := k.k.Repair(context.Background(), b, cfg, o)
-	if err != nil {
+	if err != nil && (r.json || rep.JSON == nil) {
 		return err
 	}
-	return r.printReport(rep)
+	if perr := r.printReport(rep); perr != nil {
+		return perr
+	}
+	return err
 }
 
 // printReport prints what a step reports: its warnings on stderr, then
@@ -130,63 +132,19 @@ func (r *run) printReport(rep arbiterapi.Report) error {
 	return nil
 }
 
-// openArbiter is an open arbiter.Arbiter as the commands use it.
-type openArbiter struct{ a arbiterapi.Arbiter }
-
-func (o openArbiter) ready(ctx context.Context, trustRecent bool) error {
-	return o.a.Ready(ctx, trustRecent)
-}
-
-func (o openArbiter) answerAgain(ctx context.Context, err error, answers ...error) (bool, error) {
-	return o.a.AnswerAgain(ctx, err, answers...)
-}
-
-func (o openArbiter) watch(ctx context.Context, warn func(error)) func() {
-	return o.a.Watch(ctx, warn)
-}
-
-func (o openArbiter) heartbeat(ctx context.Context, owner string, every time.Duration) error {
-	return o.a.Heartbeat(ctx, owner, every)
-}
-
-func (o openArbiter) sync(ctx context.Context, r *run) error {
-	rep, err := o.a.Sync(ctx)
-	if err != nil {
-		return err
-	}
-	return r.printReport(rep)
-}
-
-// settle: a session that another process of this clone moved first is
-// named with where the arbiter has it once that process's transition is
-// settled there, so that a loser names the winner at the arbiter, not a
-// local racer that lost there too.
-func (o openArbiter) settle(ctx context.Context, err error) error {
+// settle completes a transition's error: a session that another process
+// of this clone moved first is named with where the arbiter has it once
+// that process's transition is settled there, so that a loser names the
+// winner at the arbiter, not a local racer that lost there too.
+func settle(ctx context.Context, a arbiterapi.Arbiter, err error) error {
 	var e *claim.Error
 	if !errors.As(err, &e) || e.Arbiter || !errors.Is(err, claim.ErrSessionNotAvailable) || e.Holder == "" {
 		return err
 	}
-	if st, owner, ok := o.a.Settled(ctx, e.ID); ok {
+	if st, owner, ok := a.Settled(ctx, e.ID); ok {
 		e.State, e.Holder = st, owner
 	}
 	return err
-}
-
-func (o openArbiter) close() { _ = o.a.Close() }
-
-// status is what the arbiter says of itself in pickup status.
-func (o openArbiter) status(ctx context.Context) []string { return o.a.Status(ctx) }
-
-// heard is what the arbiter knows of an owner that holds no lease here.
-func (o openArbiter) heard(owner string) (arbiterapi.Heard, bool) { return o.a.Heard(owner) }
-
-// locks is the arbiter's named locks, if it holds them.
-func (o openArbiter) locks(now func() time.Time) (arbiterapi.LockBook, bool) {
-	h, ok := o.a.(arbiterapi.LockHolder)
-	if !ok {
-		return nil, false
-	}
-	return h.Locks(now), true
 }
 
 // spawnHistoryPusher starts the pusher of the history of the board in dir
@@ -249,7 +207,7 @@ func (r *run) spawnClaimBeat(b *sessions.Board, owner string) {
 }
 
 // workPoll keeps a shared board in line while `pickup work --wait` waits
-// (see arbiter.watch), so that sessions made or released in other clones
+// (see arbiter.Arbiter.Watch), so that sessions made or released in other clones
 // land in todo/, where the pool's watch sees them: on a PostgreSQL board
 // within milliseconds (LISTEN/NOTIFY). It returns a function that stops
 // it.

@@ -34,10 +34,8 @@ func (r *run) arbitrateLocks(b *sessions.Board, l *claim.Locks) error {
 	if err := r.shared.ready(b); err != nil {
 		return err
 	}
-	if oa, ok := r.shared.arbiter().(openArbiter); ok {
-		if book, ok := oa.locks(b.Now); ok {
-			l.Arbiter = sharedLocks{book}
-		}
+	if h, ok := r.shared.arbiter().(arbiterapi.LockHolder); ok {
+		l.Arbiter = sharedLocks{h.Locks(b.Now)}
 	}
 	return nil
 }

@@ -16,11 +16,11 @@ func (r *run) heardOwner(st *ownerStatus) {
 	if len(st.Holders) > 0 {
 		return
 	}
-	oa, ok := r.shared.arbiter().(openArbiter)
-	if !ok {
+	arb := r.shared.arbiter()
+	if arb == nil {
 		return // not shared, or its arbiter did not answer: the last view only
 	}
-	h, ok := oa.heard(st.Owner)
+	h, ok := arb.Heard(st.Owner)
 	if !ok {
 		return
 	}
@@ -61,11 +61,11 @@ func (r *run) printHeardOwner(st ownerStatus) {
 // printArbiterStatus is what the arbiter says of itself at the end of
 // pickup status (a PostgreSQL board's history in git).
 func (r *run) printArbiterStatus() {
-	oa, ok := r.shared.arbiter().(openArbiter)
-	if !ok {
+	arb := r.shared.arbiter()
+	if arb == nil {
 		return
 	}
-	for _, l := range oa.status(context.Background()) {
+	for _, l := range arb.Status(context.Background()) {
 		r.printf("%s\n", sanitize(l))
 	}
 }

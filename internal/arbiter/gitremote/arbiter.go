@@ -59,7 +59,7 @@ func (a *Arbiter) FlushPending(ctx context.Context) error {
 // fetches).
 func (a *Arbiter) Ready(ctx context.Context, trustRecent bool) error {
 	if err := a.SB.CheckIdentity(ctx, a.cfg, filepath.Join(a.SB.B.Dir, sessions.ConfigFile)); err != nil {
-		return err
+		return IdentityRefusal(a.SB.B, err)
 	}
 	if trustRecent && a.SB.FetchedWithin(Fresh) {
 		a.mu.Lock()
@@ -69,11 +69,28 @@ func (a *Arbiter) Ready(ctx context.Context, trustRecent bool) error {
 	}
 	if _, err := a.SB.Refresh(ctx); err != nil {
 		if errors.Is(err, ErrNoBoardBranch) {
-			return fmt.Errorf("%w; run `pickup init --shared %s` in one clone to put the board on the remote; nothing was changed", err, a.cfg.Shared)
+			return &arbiter.Advice{Err: err, Code: 8,
+				Fix: fmt.Sprintf("run `pickup init --shared %s` in one clone to put the board on the remote; nothing was changed", a.cfg.Shared)}
 		}
 		return err
 	}
 	return nil
+}
+
+// IdentityRefusal is the error of a shared board whose settings are not
+// what the clone joined, or whose branch is the code's (named with its
+// line in config.yaml).
+func IdentityRefusal(b *sessions.Board, err error) error {
+	var be *BranchError
+	if errors.As(err, &be) {
+		where := filepath.Join(b.Dir, sessions.ConfigFile)
+		if line := b.ConfigLine("shared_branch"); line > 0 {
+			where = fmt.Sprintf("%s:%d", where, line)
+		}
+		return &arbiter.Advice{Err: fmt.Errorf("%s: %w", where, err), Code: 2,
+			Fix: "write shared_branch: pickup there (a branch of its own); nothing was changed"}
+	}
+	return err
 }
 
 // AnswerAgain fetches if Ready trusted another process's fetch and err is

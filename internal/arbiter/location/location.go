@@ -13,15 +13,14 @@ package location
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/arbiter/dburl"
-	"github.com/pickup-dev/pickup/internal/boardhook"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/arbiter/gitremote"
 	"github.com/pickup-dev/pickup/internal/arbiter/postgres"
+	"github.com/pickup-dev/pickup/internal/proc"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -42,31 +41,15 @@ func Open(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Options
 		return arbiter.Local{}, nil
 	case IsDatabase(cfg.Shared):
 		// Its errors are the database's own (the command line shows them
-		// as they are; claim.New names the board).
+		// as they are; claim.New names the board), as a git remote's.
 		pa, err := postgres.OpenArbiter(ctx, b, cfg, o)
 		if err != nil {
 			return nil, err
 		}
 		a = pa
 	default:
-		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
+		ga, err := gitremote.OpenArbiter(ctx, b, cfg, o)
 		if err != nil {
-			boardhook.ClearArbiter(b)
-			return nil, fmt.Errorf("open board %s (shared: %s in config.yaml; a shared board must be in a clone of the repository whose remote holds it): %w", b.Dir, cfg.Shared, err)
-		}
-		sb.Leases = o.Leases
-		sb.Repo.NetTimeout = cfg.NetworkTimeout
-		if o.NetTimeout > 0 {
-			sb.Repo.NetTimeout = o.NetTimeout
-		}
-		if o.Host != "" {
-			sb.Host = o.Host
-		} else if h, err := hostname(); err == nil {
-			sb.Host = h
-		}
-		ga := gitremote.NewArbiter(sb, cfg)
-		if err := ga.FlushPending(ctx); err != nil {
-			_ = ga.Close()
 			return nil, err
 		}
 		a = ga
@@ -100,17 +83,9 @@ func Follow(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Optio
 		}
 		return postgres.NewFollower(b, cfg.Shared, postgres.Options{NetworkTimeout: timeout}, every, o.Leases), nil
 	default:
-		sb, err := gitremote.Open(ctx, b, cfg.Shared, cfg.SharedBranch)
+		sb, err := gitremote.OpenBoard(ctx, b, cfg.Shared, cfg.SharedBranch, cfg, o)
 		if err != nil {
 			return nil, fmt.Errorf("open shared board (shared: %s in config.yaml): %w", cfg.Shared, err)
-		}
-		sb.Leases = o.Leases
-		if o.GitProxy != "" {
-			sb.Repo.Proxy = o.GitProxy
-		}
-		sb.Repo.NetTimeout = cfg.NetworkTimeout
-		if o.NetTimeout > 0 {
-			sb.Repo.NetTimeout = o.NetTimeout
 		}
 		return gitremote.NewFollower(ctx, sb, cfg), nil
 	}
@@ -118,12 +93,26 @@ func Follow(ctx context.Context, b *sessions.Board, cfg sessions.Config, o Optio
 
 // KindOf is the kind of arbiter that shared (config.yaml's shared:, or
 // init --shared's target) names: a libpq URL is a PostgreSQL database,
-// anything else a git remote.
+// anything else (and "", init --shared's default) a git remote.
 func KindOf(shared string) arbiter.Kind {
 	if IsDatabase(shared) {
 		return postgres.Kind{}
 	}
-	return nil // the git remote's Kind: see internal/cli until it moves
+	return gitremote.Kind{}
+}
+
+// NotSharedHere refuses a board whose config.yaml says it is not shared
+// in a clone that joined it as a git-shared board (config.yaml lost it);
+// nil otherwise. It runs no git.
+func NotSharedHere(b *sessions.Board, cfg sessions.Config) error {
+	return gitremote.NotSharedHere(b, cfg)
+}
+
+// ViewHolders are the processes of the owners that work in other boards
+// of this machine, read from their leases, for a view that shows a
+// git-shared board as this clone last fetched it.
+func ViewHolders(b *sessions.Board) func(owner string) []proc.Process {
+	return gitremote.ViewHolders(b, "")
 }
 
 // PushHistory pushes the history of b's arbiter to git now, if it keeps
@@ -142,5 +131,3 @@ func Redact(url string) string {
 	r, _ := dburl.Redact(url)
 	return r
 }
-
-func hostname() (string, error) { return os.Hostname() }

@@ -79,7 +79,7 @@ func (r *run) sharedBeatCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			defer arb.close()
+			defer arb.Close()
 			r.shared.adopt(arb)
 			r.sharedHeartbeat(owner, false)
 			return nil
