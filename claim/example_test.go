@@ -139,3 +139,34 @@ func ExampleClient_Claim_lostRace() {
 	// bob lost: 2026-11-22_09-15-03 is held by alice
 	// claim 2026-11-22_09-15-03: session not available (claimed by alice)
 }
+
+// ExampleClient_Locks takes a named lock on the client's board: on a
+// PostgreSQL board the database holds it too, so the key is held once
+// across every machine; here, a board that is not shared, this
+// machine's processes exclude each other.
+func ExampleClient_Locks() {
+	b, cleanup := exampleBoard()
+	defer cleanup()
+	c, err := claim.New(b, "agent-7")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	locks := c.Locks()
+	defer locks.Close()
+	unlock, err := locks.Acquire(context.Background(), "repo:main")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, held, _ := locks.Check("repo:main")
+	fmt.Println("held:", held)
+	if err := unlock(); err != nil {
+		log.Fatal(err)
+	}
+	_, held, _ = locks.Check("repo:main")
+	fmt.Println("held after unlock:", held)
+	// Output:
+	// held: true
+	// held after unlock: false
+}

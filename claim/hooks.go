@@ -3,6 +3,7 @@ package claim
 import (
 	"fmt"
 
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/proc"
 )
@@ -11,7 +12,7 @@ import (
 // public API (see internal/claimhook). It only fills the hooks: nothing
 // runs, nothing of the process changes.
 func init() {
-	claimhook.Install(claimhook.Hooks{UseSystem: useSystem, HoldLocksFor: holdLocksFor})
+	claimhook.Install(claimhook.Hooks{UseSystem: useSystem, HoldLocksFor: holdLocksFor, ShareLocks: shareLocks, BookOf: bookOf})
 }
 
 func useSystem(target any, env proc.Env) {
@@ -31,4 +32,21 @@ func holdLocksFor(locks any, p proc.Process) {
 		panic(fmt.Sprintf("claimhook.HoldLocksFor: %T is not *claim.Locks", locks))
 	}
 	l.holder = &p
+}
+
+func locksOf(locks any, hook string) *Locks {
+	l, ok := locks.(*Locks)
+	if !ok {
+		panic(fmt.Sprintf("claimhook.%s: %T is not *claim.Locks", hook, locks))
+	}
+	return l
+}
+
+func shareLocks(locks any, book arbiter.LockBook) {
+	locksOf(locks, "ShareLocks").shared = bookLocks{book}
+}
+
+func bookOf(locks any) (arbiter.LockBook, bool) {
+	b, ok := locksOf(locks, "BookOf").shared.(bookLocks)
+	return b.LockBook, ok
 }

@@ -204,9 +204,10 @@ type Locks struct {
 	spareMu sync.Mutex
 	spares  []*spare // private record files to reuse, open
 
-	// Arbiter, if set, holds every lock beyond this machine too (a
-	// PostgreSQL board's database); see LockArbiter.
-	Arbiter LockArbiter
+	// shared, if set, holds every lock beyond this machine too (a
+	// PostgreSQL board's database; Client.Locks sets it); see
+	// lockArbiter.
+	shared lockArbiter
 
 	// takeover, set by tests, runs between judging a record dead or stale
 	// and removing it, so that a test can act in that window as another
@@ -274,8 +275,8 @@ func (l *Locks) Acquire(ctx context.Context, key string, opts ...LockOption) (un
 	return func() error {
 		once.Do(func() {
 			var aerr error
-			if l.Arbiter != nil {
-				_, aerr = l.Arbiter.ReleaseLock(key, "", info.Token, true)
+			if l.shared != nil {
+				_, aerr = l.shared.ReleaseLock(key, "", info.Token, true)
 			}
 			uerr = l.unlockHeld(key, info.Token, held)
 			if aerr != nil {
@@ -354,7 +355,7 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 		if err != nil {
 			return fail(err, nil)
 		}
-		if held && l.Arbiter != nil && info.Path != "" {
+		if held && l.shared != nil && info.Path != "" {
 			// A live holder here that the arbiter no longer names (it
 			// was taken over from another machine) holds nothing.
 			gone, err := l.leftover(key, info)
@@ -365,7 +366,7 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 				continue
 			}
 		}
-		if !held && l.Arbiter != nil {
+		if !held && l.shared != nil {
 			if info, held, err = l.arbitrate(key, info, &tmp); err != nil {
 				return fail(err, nil)
 			}
@@ -396,7 +397,7 @@ func (l *Locks) lock(ctx context.Context, key string, opts []LockOption) (LockIn
 // stale) and with ErrLockNotHeld if nobody holds it; it never removes
 // someone else's lock.
 func (l *Locks) Unlock(key, token string) error {
-	if l.Arbiter != nil {
+	if l.shared != nil {
 		_, err := l.releaseArbitrated(key, "", token, true)
 		return err
 	}
@@ -410,7 +411,7 @@ func (l *Locks) Unlock(key, token string) error {
 // the holder is gone, never for an agent that wants the lock. Release
 // returns the record it removed.
 func (l *Locks) Release(key, owner string, force bool) (LockInfo, error) {
-	if l.Arbiter != nil {
+	if l.shared != nil {
 		return l.releaseArbitrated(key, owner, "", force)
 	}
 	var removed LockInfo
@@ -434,8 +435,8 @@ func (l *Locks) Heartbeat(key, owner string) error {
 	if err := validateLockKey(key); err != nil {
 		return &LockError{Op: "heartbeat", Key: key, Err: err}
 	}
-	if l.Arbiter != nil {
-		if err := l.Arbiter.HeartbeatLock(key, owner); err != nil {
+	if l.shared != nil {
+		if err := l.shared.HeartbeatLock(key, owner); err != nil {
 			var le *LockError
 			if errors.As(err, &le) && le.Holder != nil {
 				l.judgeArbitrated(le.Holder)
@@ -455,7 +456,7 @@ func (l *Locks) Check(key string) (info LockInfo, held bool, err error) {
 	if err := validateLockKey(key); err != nil {
 		return LockInfo{}, false, &LockError{Op: "check", Key: key, Err: err}
 	}
-	if l.Arbiter != nil {
+	if l.shared != nil {
 		return l.checkArbitrated(key)
 	}
 	name := lockFileName(key)

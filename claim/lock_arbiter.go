@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// LockArbiter decides named locks beyond this machine: a board shared
+// lockArbiter decides named locks beyond this machine: a board shared
 // through a database (a PostgreSQL board) holds each lock there too, so
 // that a key is held by one holder across every machine. Locks with an
 // Arbiter publish their record here first (which settles racers of this
@@ -17,7 +17,7 @@ import (
 // LockStale when it has not heartbeat for its TTL there, else LockAlive;
 // Locks then judge holders of this host by their processes (dead at once,
 // alive however long), as for a record of this machine.
-type LockArbiter interface {
+type lockArbiter interface {
 	// AcquireLock records mine as the holder of its key. If replace is
 	// not nil, it takes the key over from that holder (judged dead or
 	// stale), only if it still holds it (its Token) and, when it was
@@ -52,7 +52,7 @@ func (l *Locks) arbitrate(key string, mine LockInfo, tmp **spare) (LockInfo, boo
 	var replace *LockInfo
 	var last LockInfo
 	for range maxQuickTries {
-		acquired, h, err := l.Arbiter.AcquireLock(mine, replace)
+		acquired, h, err := l.shared.AcquireLock(mine, replace)
 		if err != nil {
 			if uerr := undo(); uerr != nil {
 				return LockInfo{}, false, errors.Join(err, uerr)
@@ -92,7 +92,7 @@ func (l *Locks) judgeArbitrated(info *LockInfo) {
 
 // checkArbitrated is Check on the arbiter.
 func (l *Locks) checkArbitrated(key string) (LockInfo, bool, error) {
-	infos, err := l.Arbiter.ReadLocks(key)
+	infos, err := l.shared.ReadLocks(key)
 	if err != nil {
 		return LockInfo{}, false, &LockError{Op: "check", Key: key, Err: err}
 	}
@@ -108,7 +108,7 @@ func (l *Locks) checkArbitrated(key string) (LockInfo, bool, error) {
 // decides the outcome), then the record here, if it is the same
 // acquisition.
 func (l *Locks) releaseArbitrated(key, owner, token string, force bool) (LockInfo, error) {
-	removed, err := l.Arbiter.ReleaseLock(key, owner, token, force)
+	removed, err := l.shared.ReleaseLock(key, owner, token, force)
 	var le *LockError
 	if errors.As(err, &le) && le.Holder != nil {
 		l.judgeArbitrated(le.Holder)
@@ -122,7 +122,7 @@ func (l *Locks) releaseArbitrated(key, owner, token string, force bool) (LockInf
 
 // listArbitrated is List on the arbiter.
 func (l *Locks) listArbitrated() ([]LockInfo, error) {
-	infos, err := l.Arbiter.ReadLocks("")
+	infos, err := l.shared.ReadLocks("")
 	if err != nil {
 		return nil, fmt.Errorf("list locks: %w", err)
 	}
@@ -146,7 +146,7 @@ func (l *Locks) cleanupArbitrated(staleAfter time.Duration) ([]LockInfo, error) 
 		if info.State != LockDead && (info.State != LockStale || l.now().Sub(info.HeartbeatAt) <= staleAfter) {
 			continue
 		}
-		if _, err := l.Arbiter.ReleaseLock(info.Key, "", info.Token, true); err != nil {
+		if _, err := l.shared.ReleaseLock(info.Key, "", info.Token, true); err != nil {
 			if errors.Is(err, ErrNotHolder) || errors.Is(err, ErrLockNotHeld) {
 				continue // changed hands since the listing: leave it
 			}
@@ -171,7 +171,7 @@ const leftoverAfter = 5 * time.Second
 // decides who holds a key: a wrong removal here can only make a racer
 // ask the arbiter, never give the key twice.
 func (l *Locks) leftover(key string, info LockInfo) (bool, error) {
-	rows, err := l.Arbiter.ReadLocks(key)
+	rows, err := l.shared.ReadLocks(key)
 	if err != nil {
 		return false, err
 	}

@@ -14,7 +14,7 @@ import (
 // List returns every lock record, sorted by key, each with its state. A
 // record that vanishes while being listed is skipped.
 func (l *Locks) List() ([]LockInfo, error) {
-	if l.Arbiter != nil {
+	if l.shared != nil {
 		return l.listArbitrated()
 	}
 	return l.listHere()
@@ -62,7 +62,7 @@ func (l *Locks) listHere() ([]LockInfo, error) {
 // decision for a person. Cleanup also deletes private files left by
 // crashes.
 func (l *Locks) Cleanup(staleAfter time.Duration) ([]LockInfo, error) {
-	if l.Arbiter != nil {
+	if l.shared != nil {
 		return l.cleanupArbitrated(staleAfter)
 	}
 	return l.cleanupHere(staleAfter)

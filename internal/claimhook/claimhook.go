@@ -13,6 +13,7 @@ package claimhook
 import (
 	"fmt"
 
+	"github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/proc"
 )
 
@@ -24,6 +25,11 @@ type Hooks struct {
 	// HoldLocksFor makes every lock taken through locks (a *claim.Locks)
 	// be recorded for p instead of the calling process.
 	HoldLocksFor func(locks any, p proc.Process)
+	// ShareLocks makes book (an open arbiter's named locks) hold every
+	// lock of locks (a *claim.Locks) beyond this machine too; BookOf is
+	// the book it holds them in (ok false: this machine's only).
+	ShareLocks func(locks any, book arbiter.LockBook)
+	BookOf     func(locks any) (arbiter.LockBook, bool)
 }
 
 // hooks is written once, by package claim's init (Install).
@@ -47,8 +53,24 @@ func HoldLocksFor(locks any, p proc.Process) {
 	hooks.HoldLocksFor(locks, p)
 }
 
+// ShareLocks makes book, an open arbiter's named locks (a PostgreSQL
+// board's), hold every lock taken through locks (a *claim.Locks) beyond
+// this machine too: what claim.Client.Locks does for a Go program, for a
+// command that opened the arbiter itself.
+func ShareLocks(locks any, book arbiter.LockBook) {
+	mustInstalled()
+	hooks.ShareLocks(locks, book)
+}
+
+// BookOf is the arbiter's book that holds the locks of locks (a
+// *claim.Locks) beyond this machine; ok false if none does.
+func BookOf(locks any) (arbiter.LockBook, bool) {
+	mustInstalled()
+	return hooks.BookOf(locks)
+}
+
 func mustInstalled() {
-	if hooks.UseSystem == nil || hooks.HoldLocksFor == nil {
+	if hooks.UseSystem == nil || hooks.HoldLocksFor == nil || hooks.ShareLocks == nil || hooks.BookOf == nil {
 		panic(fmt.Sprintf("claimhook: package claim is not linked in (hooks %+v)", hooks))
 	}
 }

@@ -1,7 +1,7 @@
 package cli
 
 // Named locks on a PostgreSQL board: the database holds every lock too
-// (claim.LockArbiter), so that a key is held once across machines; a
+// (claim's, through internal/claimhook.ShareLocks), so that a key is held once across machines; a
 // waiter wakes when a lock is released on any machine (LISTEN/NOTIFY),
 // and reads the lock at least every lockWatchPollMax anyway (a holder
 // that dies or goes stale sends nothing).
@@ -16,6 +16,7 @@ import (
 	"github.com/pickup-dev/pickup/claim"
 	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -35,7 +36,7 @@ func (r *run) arbitrateLocks(b *sessions.Board, l *claim.Locks) error {
 		return err
 	}
 	if h, ok := r.shared.arbiter().(arbiterapi.LockHolder); ok {
-		l.Arbiter = sharedLocks{h.Locks(b.Now)}
+		claimhook.ShareLocks(l, h.Locks(b.Now))
 	}
 	return nil
 }
@@ -46,7 +47,7 @@ func (r *run) arbitrateLocks(b *sessions.Board, l *claim.Locks) error {
 // is no longer h's live one; it fails at the timeout or when ctx ends.
 func awaitArbitrated(ctx context.Context, locks *claim.Locks, key string, h claim.LockInfo, wait time.Duration, expired <-chan time.Time) error {
 	var w arbiterapi.LockWaiter
-	if a, ok := locks.Arbiter.(sharedLocks); ok {
+	if a, ok := claimhook.BookOf(locks); ok {
 		if w, _ = a.NewWaiter(); w != nil {
 			defer w.Close()
 			_ = w.Wait(0) // LISTEN before the lock is read again
@@ -90,7 +91,7 @@ const pgRunBeat = time.Second
 // beatEvery is how often lock run renews its lock.
 func (lr *lockRunner) beatEvery() time.Duration {
 	every := lockBeatEvery(lr.ttl)
-	if lr.locks.Arbiter != nil {
+	if _, shared := claimhook.BookOf(lr.locks); shared {
 		every = min(every, pgRunBeat)
 	}
 	return every
@@ -104,7 +105,7 @@ func (lr *lockRunner) beatEvery() time.Duration {
 // run that took the lock after this one started is newer: this one gives
 // up, as on one machine. handled false: h is not such a holder.
 func (lr *lockRunner) supersedeElsewhere(ctx context.Context, h claim.LockInfo) (handled, again bool, err error) {
-	a, ok := lr.locks.Arbiter.(sharedLocks)
+	a, ok := claimhook.BookOf(lr.locks)
 	if !ok || h.Path != "" || !h.Run || h.Process.Host == lr.self.Host {
 		return false, false, nil
 	}

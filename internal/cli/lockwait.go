@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/pickup-dev/pickup/claim"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"golang.org/x/sys/unix"
 )
@@ -152,7 +153,7 @@ func sweepQueues(locks *claim.Locks) {
 // in place). Without a watch it polls faster. It fails when expired fires
 // (a timeout of wait) or ctx ends.
 func awaitRelease(ctx context.Context, locks *claim.Locks, key string, h claim.LockInfo, wait time.Duration, expired <-chan time.Time) error {
-	if h.Path == "" && locks.Arbiter != nil {
+	if _, shared := claimhook.BookOf(locks); h.Path == "" && shared {
 		return awaitArbitrated(ctx, locks, key, h, wait, expired)
 	}
 	first, most := lockPollFirst, lockPollMax

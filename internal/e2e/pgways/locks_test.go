@@ -2,6 +2,7 @@ package pgways
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pickup-dev/pickup/claim"
 )
 
 // sleeper starts a process that stands for an agent holding a lock (its
@@ -349,4 +352,44 @@ func TestSixteenLockRacers(t *testing.T) {
 			t.Errorf("round %d: the database has %s held by %q, the winner was %q", round, key, got, winner)
 		}
 	}
+}
+
+// TestLibraryLocksAcrossBoards: a Go program that uses only the public
+// packages takes its named locks through claim.Client.Locks on a board of
+// the database, and they exclude `pickup lock` on another board of it as
+// the command's own do: held one way, held the other, and free on both
+// once released.
+func TestLibraryLocksAcrossBoards(t *testing.T) {
+	db, url := newDatabase(t)
+	cs := clones(t, url, 2)
+	libraryEnv(t, cs[0].home)
+	ana := sleeper(t)
+	cs[0].must("ana", "--pid", pidArg(ana), "lock", "acquire", "repo:main")
+
+	c, err := libClient(cs[1].dir, "lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	locks := c.Locks()
+	defer locks.Close()
+	if _, err := locks.Lock(context.Background(), "repo:main"); !errors.Is(err, claim.ErrLockHeld) {
+		t.Fatalf("the library's lock of a key that ana holds on the other board: %v, want ErrLockHeld", err)
+	}
+	cs[0].must("ana", "lock", "release", "repo:main")
+	info, err := locks.Lock(context.Background(), "repo:main")
+	if err != nil {
+		t.Fatalf("the library's lock after ana's release: %v", err)
+	}
+	if got := server.psql(t, db, "SELECT owner FROM pickup_locks WHERE key = 'repo:main'"); got != info.Owner {
+		t.Fatalf("the database has the lock held by %q, want the library's %q", got, info.Owner)
+	}
+	bob := sleeper(t)
+	if res := cs[0].pickup(context.Background(), "bob", "--pid", pidArg(bob), "lock", "acquire", "repo:main"); res.code != 3 {
+		t.Fatalf("bob's acquire while the library holds the key: exit %d, want 3\n%s", res.code, res.stderr)
+	}
+	if err := locks.Unlock("repo:main", info.Token); err != nil {
+		t.Fatalf("the library's unlock: %v", err)
+	}
+	cs[0].must("bob", "--pid", pidArg(bob), "lock", "acquire", "repo:main")
 }
