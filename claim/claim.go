@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pickup-dev/pickup/internal/arbiter"
+	"github.com/pickup-dev/pickup/internal/boardhook"
 	"github.com/pickup-dev/pickup/internal/fsx"
 	"github.com/pickup-dev/pickup/sessions"
 	"golang.org/x/sys/unix"
@@ -145,9 +146,17 @@ func (c *Client) transition(op, id string, from sessions.State, fromOwner string
 }
 
 // lastDoneBy reports whether the board's history ends, for session id,
-// with this owner's done.
+// with this owner's done. The log lists each session's moves in the order
+// of their renames (see rename), and the order lock, held while it reads,
+// waits out a move of the session whose line is not written yet: the last
+// line is the last move.
 func (c *Client) lastDoneBy(id string) bool {
+	leave, err := boardhook.EnterMoveOf(c.Board, id)
+	if err != nil {
+		return false // in doubt, refused
+	}
 	events, _, err := c.Board.Events(id)
+	leave()
 	if err != nil || len(events) == 0 {
 		return false
 	}
@@ -163,7 +172,7 @@ func (c *Client) shift(op, id string, from sessions.State, fromOwner string, to 
 	}
 	src := c.Board.Path(from, fromOwner, id)
 	dst := c.Board.Path(to, toOwner, id)
-	m, err := c.rename(op, id, src, dst, true)
+	m, err := c.rename(op, id, src, dst, "", true)
 	var e *Error
 	if (op == "release" || op == "done") && errors.As(err, &e) &&
 		(errors.Is(err, ErrSessionNotAvailable) || errors.Is(err, ErrSessionNotFound)) {
@@ -210,7 +219,7 @@ func (c *Client) read(st sessions.State, owner, id string) (sessions.Session, er
 // is missing, makes the transition durable and records it (rename, then
 // commit), and turns failures into *Error.
 func (c *Client) move(op, id, src, dst string, locate bool) error {
-	m, err := c.rename(op, id, src, dst, locate)
+	m, err := c.rename(op, id, src, dst, "", locate)
 	if err != nil {
 		return err
 	}
@@ -223,13 +232,33 @@ type moved struct {
 	op, id, src, dst string
 	reason           string // why, for the event log (a reap's)
 	dstSync, srcSync syncPoint
+	// logged makes the transition's line durable (written at the rename,
+	// see rename); nil on a board whose arbiter keeps the log.
+	logged func() error
 }
 
 // rename is move without the commit. With locate, a missing source is told
 // apart as not found or not available (with where the session is now);
 // without, it is ErrSessionNotAvailable: next and reap, which lose races
-// all the time, skip that look-up.
-func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
+// all the time, skip that look-up. reason is the event log's why (a
+// reap's).
+//
+// On a board without an arbiter the transition's line is written here,
+// before the move guard is left: the guard then holds the session's order
+// lock too (boardhook.EnterMoveOf), so the next move of the session, which
+// can only rename after this one, writes its line after this one's, and
+// the log lists each session's moves in the order they happened. Were the
+// line written later (after commit's fsyncs), a release could be logged
+// after the done of the owner that claimed the session next, and a
+// repeated done, which asks the log whether it was the last move, would be
+// refused. commit makes the line durable after the directories. A crash
+// before that loses no reported transition and no line of one. On a
+// filesystem that journals metadata in the order it changed (ext4, XFS,
+// Btrfs) the line, an append made after the rename, persists only with it;
+// elsewhere a crash could keep the line of a move it undid: the history
+// then does not end where the session is, which doctor finds and mends
+// with a line of its own, as it does for a line a crash lost.
+func (c *Client) rename(op, id, src, dst, reason string, locate bool) (moved, error) {
 	// Only regular files are sessions (Locate and List skip symlinks and
 	// special files): never move anything else. Callers without locate
 	// (next, reap) move what a listing just found to be a regular file.
@@ -243,7 +272,7 @@ func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 	}
 	// Never while a sync rewrites the work tree, nor on a work tree left
 	// half-rebased (see sessions.Board.EnterMove).
-	leave, err := c.Board.EnterMove()
+	leave, err := boardhook.EnterMoveOf(c.Board, id)
 	if err != nil {
 		return moved{}, &Error{Op: op, ID: id, From: src, To: dst, Err: err}
 	}
@@ -265,12 +294,17 @@ func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 			err = fsx.RenameNoReplace(src, dst)
 		}
 	}
-	leave()
 	if err == nil {
+		m := moved{op: op, id: id, src: src, dst: dst, reason: reason}
+		if boardArbiter(c.Board) == nil {
+			m.logged = c.writeLine(m.event(c.Owner))
+		}
+		leave()
 		c.Board.Arrived(dst) // into todo/: the next next must see it (see sessions.PeekFresh)
-		return moved{op: op, id: id, src: src, dst: dst,
-			dstSync: c.changed(filepath.Dir(dst)), srcSync: c.changed(filepath.Dir(src))}, nil
+		m.dstSync, m.srcSync = c.changed(filepath.Dir(dst)), c.changed(filepath.Dir(src))
+		return m, nil
 	}
+	leave()
 	e := &Error{Op: op, ID: id, From: src, To: dst, Err: err}
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !locate:
@@ -297,7 +331,8 @@ func (c *Client) rename(op, id, src, dst string, locate bool) (moved, error) {
 //     crash may leave a second copy, which next refuses until doctor
 //     repairs it); destination first, so that a crash between the two
 //     leaves two copies, never none;
-//   - the event log, after its line is written: history is never lost.
+//   - the event log, whose line was written at the rename (see rename, for
+//     why then): history is never lost.
 //
 // Transitions committed together share the fsyncs of the directories they
 // have in common, and their event log lines share one fsync; goroutines of
@@ -316,28 +351,46 @@ func (c *Client) commit(ms ...moved) error {
 // commitEach is commit with each transition's own error.
 func (c *Client) commitEach(ms ...moved) []error {
 	errs := make([]error, len(ms))
-	events := make([]sessions.Event, len(ms))
+	events := make([]sessions.Event, 0, len(ms))
 	for i, m := range ms {
 		if err := c.syncDirs(m.dstSync, m.srcSync); err != nil {
 			errs[i] = &Error{Op: m.op, ID: m.id, From: m.src, To: m.dst, Err: fmt.Errorf("sync: %w", err)}
 		}
-		events[i] = sessions.Event{Op: m.op, ID: m.id, Owner: c.Owner, Reason: m.reason, Src: m.src, Dst: m.dst}
+	}
+	// History: each line was written at its rename; one fsync of the log
+	// covers them all (and in commit mode each makes one git commit,
+	// through Board.OnEvent). The transitions stand whatever becomes of
+	// their lines; the CLI reports their failures.
+	for _, m := range ms {
+		if m.logged != nil {
+			_ = m.logged()
+		} else {
+			events = append(events, m.event(c.Owner))
+		}
+	}
+	if len(events) == 0 {
+		return errs
 	}
 	if boardArbiter(c.Board) != nil {
 		// A shared board: the transition stands only once the remote took
 		// it; the arbiter undoes a refused one and keeps the event log.
-		for i, e := range events {
-			if err := boardArbiter(c.Board)(c.Board.NewEvent(e)); err != nil {
+		for i, m := range ms {
+			if m.logged != nil {
+				continue
+			}
+			if err := boardArbiter(c.Board)(c.Board.NewEvent(m.event(c.Owner))); err != nil {
 				errs[i] = fromArbiter(err)
 			}
 		}
 		return errs
 	}
-	// History: one line per transition in the event log (and in commit
-	// mode one git commit each, through Board.OnEvent). The transitions
-	// stand whatever becomes of them; the CLI reports their failures.
-	_ = c.record(events...)
+	_ = c.record(events...) // an arbiter went since the rename: recorded here
 	return errs
+}
+
+// event is m's line in the event log, made by owner.
+func (m moved) event(owner string) sessions.Event {
+	return sessions.Event{Op: m.op, ID: m.id, Owner: owner, Reason: m.reason, Src: m.src, Dst: m.dst}
 }
 
 // locateTries is how many scans of the board must all miss a session before
@@ -380,6 +433,20 @@ func (c *Client) whereIs(id string) (sessions.State, string, error) {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// writeLine writes a transition's line to the board's event log through
+// the client's open log, and returns what makes it durable and passes it
+// to OnEvent (see boardhook.WriteEvents).
+func (c *Client) writeLine(e sessions.Event) (commit func() error) {
+	c.once.Do(func() { c.log = c.Board.OpenEventLog() })
+	if c.log.Board() != c.Board {
+		// The caller gave the client another board.
+		l := c.Board.OpenEventLog()
+		write := boardhook.WriteEvents(l, []sessions.Event{e})
+		return func() error { defer l.Close(); return write() }
+	}
+	return boardhook.WriteEvents(c.log, []sessions.Event{e})
 }
 
 // record appends transitions to the board's event log through the

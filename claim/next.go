@@ -147,7 +147,7 @@ func (q *Queue) claim(ctx context.Context) (sessions.Session, moved, error) {
 			s = fresh
 		}
 		dst := c.Board.Path(sessions.Doing, c.Owner, s.ID)
-		m, err := c.rename("next", s.ID, s.Path, dst, false)
+		m, err := c.rename("next", s.ID, s.Path, dst, "", false)
 		if err == nil {
 			s.State, s.Owner, s.Path = sessions.Doing, c.Owner, dst
 			return s, m, nil

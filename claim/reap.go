@@ -204,13 +204,13 @@ func (c *Client) reapOne(s sessions.Session, r Reaped) error {
 	if r.SetAside {
 		to = c.Board.Path(sessions.Failed, "", s.ID)
 	}
-	m, err := c.rename("reap", s.ID, path, to, false)
+	reason := r.Reason
+	if r.SetAside {
+		reason += fmt.Sprintf("; set aside after %d attempts", r.Attempt)
+	}
+	m, err := c.rename("reap", s.ID, path, to, reason, false)
 	if err != nil {
 		return err
-	}
-	m.reason = r.Reason
-	if r.SetAside {
-		m.reason += fmt.Sprintf("; set aside after %d attempts", r.Attempt)
 	}
 	return c.commit(m)
 }

@@ -293,6 +293,7 @@ func TestStressMixed(t *testing.T) {
 		}
 	}
 	t.Logf("end: %d in todo, %d in doing, %d done", counts["todo"], counts["doing"], counts["done"])
+	pkCheckHistoryChains(t, b, ids)
 }
 
 // TestStressCheckClean: after the stress, doctor finds nothing to report.

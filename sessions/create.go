@@ -78,11 +78,21 @@ func (b *Board) publish(now time.Time, by string, m Meta, content []byte) (Sessi
 		}
 		f.Close()
 		path := b.Path(Todo, "", id)
-		leave, err := b.EnterMove() // not while a sync rewrites todo/
+		// Not while a sync rewrites todo/; and, with no arbiter to keep
+		// the log, the "new" line is written before a claim of the new
+		// session can be (see enterMoveOf).
+		leave, err := b.enterMoveOf(id)
 		if err != nil {
 			return Session{}, fmt.Errorf("create session: %w", err)
 		}
 		err = fsx.WriteNew(path, content, 0o644, !b.NoSync)
+		e := Event{Op: "new", ID: id, Owner: by, Dst: path}
+		var commit func() error
+		if err == nil && b.arbiterOf() == nil {
+			l := b.OpenEventLog()
+			write := l.writeEvents([]Event{e}, true)
+			commit = func() error { defer l.Close(); return write() }
+		}
 		leave()
 		if errors.Is(err, fs.ErrExist) {
 			continue // a file someone placed by hand
@@ -91,7 +101,9 @@ func (b *Board) publish(now time.Time, by string, m Meta, content []byte) (Sessi
 			return Session{}, fmt.Errorf("create session %s: %w", id, err)
 		}
 		b.MarkChanged(Todo) // the next next lists todo/ (see PeekFresh)
-		if err := b.Record(Event{Op: "new", ID: id, Owner: by, Dst: path}); err != nil && b.arbiterOf() != nil {
+		if commit != nil {
+			_ = commit() // the session stands: history is the caller's to check (doctor)
+		} else if err := b.Record(e); err != nil {
 			return Session{}, fmt.Errorf("create session %s: %w", id, err) // undone by the arbiter
 		}
 		return Session{ID: id, State: Todo, Meta: m, Path: path}, nil

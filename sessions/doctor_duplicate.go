@@ -36,7 +36,7 @@ func (b *Board) checkCopies(id string, cs []copyOf, history func() claimHistory,
 	case repair:
 		leave, err = b.enterRepair()
 	default:
-		leave, err = b.enterGuard(unix.LOCK_EX, repairGuardWait)
+		leave, err = b.enterGuard(unix.LOCK_EX, repairGuardWait, "")
 	}
 	if err != nil {
 		leave, repair = func() {}, false

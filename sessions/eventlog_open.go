@@ -74,48 +74,75 @@ func (l *EventLog) Board() *Board { return l.b }
 // just happened, in order: it appends them (see Append) and passes each to
 // the board's OnEvent with the append's error.
 func (l *EventLog) Record(events ...Event) error {
-	for i := range events {
-		events[i] = l.b.NewEvent(events[i])
-	}
-	err := l.Append(events...)
-	if l.b.OnEvent != nil {
-		for _, e := range events {
-			l.b.OnEvent(e, err)
+	return l.writeEvents(events, true)()
+}
+
+// writeEvents is Record (with onEvent; else Append) in two steps: it
+// writes the events' lines, and the func it returns makes them durable,
+// passes each event to OnEvent with the error, and returns it (the
+// write's, if that failed). The func must be called, once: until then the
+// lines hold the log's file open. A transition writes its line while it
+// holds the session's order lock (see Board.enterMoveOf) and makes it
+// durable after: boardhook.WriteEvents.
+func (l *EventLog) writeEvents(events []Event, onEvent bool) (commit func() error) {
+	if onEvent {
+		for i := range events {
+			events[i] = l.b.NewEvent(events[i])
 		}
 	}
-	return err
+	done, err := l.writeLines(events)
+	return func() error {
+		defer func() {
+			for _, w := range done {
+				l.state.release(w.f)
+			}
+		}()
+		if err == nil && !l.b.NoSync {
+			err = l.syncLines(done)
+		}
+		if onEvent && l.b.OnEvent != nil {
+			for _, e := range events {
+				l.b.OnEvent(e, err)
+			}
+		}
+		return err
+	}
 }
 
 // Append appends events, like Board.AppendEvent, one line (one write(2))
 // each and in order, and makes them durable with one fsync.
 func (l *EventLog) Append(events ...Event) error {
-	type written struct {
-		f   *logFile
-		seq uint64
-	}
-	var done []written
-	defer func() {
-		for _, w := range done {
-			l.state.release(w.f)
-		}
-	}()
+	return l.writeEvents(events, false)()
+}
+
+// writtenLine is a line written to f, number seq in it; f is referenced.
+type writtenLine struct {
+	f   *logFile
+	seq uint64
+}
+
+// writeLines writes events' lines in order; what it returns is referenced
+// even on error (release each).
+func (l *EventLog) writeLines(events []Event) ([]writtenLine, error) {
+	var done []writtenLine
 	for _, e := range events {
 		line, e, err := l.b.eventLine(e)
 		if err != nil {
-			return err
+			return done, err
 		}
 		f, seq, err := l.write(line)
 		if err != nil {
-			return fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
+			return done, fmt.Errorf("append event %s %s: %w", e.Op, e.ID, err)
 		}
-		done = append(done, written{f, seq})
+		done = append(done, writtenLine{f, seq})
 	}
-	if l.b.NoSync {
-		return nil
-	}
-	// Backwards: the last line written to a file covers the ones before
-	// it, so one fsync serves them all (more only if the log was replaced
-	// in between).
+	return done, nil
+}
+
+// syncLines makes written lines durable. Backwards: the last line written
+// to a file covers the ones before it, so one fsync serves them all (more
+// only if the log was replaced in between).
+func (l *EventLog) syncLines(done []writtenLine) error {
 	for i := len(done) - 1; i >= 0; i-- {
 		if err := done[i].f.sync(done[i].seq, l.path); err != nil {
 			return fmt.Errorf("append event: %w", err)

@@ -33,7 +33,17 @@ type gitGate struct {
 // tree as much again for the gate, and a stat per kind of stopped
 // operation.
 func (b *Board) EnterMove() (leave func(), err error) {
-	return b.enterGuardAndGate(unix.LOCK_SH, moveGuardWait)
+	return b.enterGuardAndGate(unix.LOCK_SH, moveGuardWait, "")
+}
+
+// enterMoveOf is EnterMove for a move of session id that writes its line
+// in the event log before leave: it also holds the byte of the guard file
+// that orders id's moves (see moveGuardFile), so that the log lists the
+// session's moves in the order of their renames. pickup's own packages
+// reach it through boardhook.EnterMoveOf. A caller must not hold it for
+// the same session twice at once: the second waits for the first.
+func (b *Board) enterMoveOf(id string) (leave func(), err error) {
+	return b.enterGuardAndGate(unix.LOCK_SH, moveGuardWait, id)
 }
 
 // enterGuardAndGate holds the move guard as how says (shared for a move,
@@ -41,8 +51,8 @@ func (b *Board) EnterMove() (leave func(), err error) {
 // tree's sync gate shared; leave releases both, the gate first. It is the
 // one path for moves and repairs, so both take the two locks in the same
 // order.
-func (b *Board) enterGuardAndGate(how int, wait time.Duration) (leave func(), err error) {
-	unguard, err := b.enterGuard(how, wait)
+func (b *Board) enterGuardAndGate(how int, wait time.Duration, id string) (leave func(), err error) {
+	unguard, err := b.enterGuard(how, wait, id)
 	if err != nil {
 		return nil, err
 	}

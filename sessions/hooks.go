@@ -27,6 +27,18 @@ func init() {
 			}
 			return boardOf(board).appendEventUnsynced(e)
 		},
+		EnterMoveOf: func(board any, id string) (func(), error) { return boardOf(board).enterMoveOf(id) },
+		WriteEvents: func(log any, events any) func() error {
+			l, ok := log.(*EventLog)
+			if !ok {
+				panic(fmt.Sprintf("boardhook: a log is a *sessions.EventLog, not a %T", log))
+			}
+			es, ok := events.([]Event)
+			if !ok {
+				panic(fmt.Sprintf("boardhook: events are a []sessions.Event, not a %T", events))
+			}
+			return l.writeEvents(es, true)
+		},
 	})
 }
 

@@ -61,6 +61,12 @@ type Hooks struct {
 	// AppendEventUnsynced appends event (a sessions.Event) to board's
 	// event log without the fsync.
 	AppendEventUnsynced func(board any, event any) error
+	// EnterMoveOf is board's EnterMove for a move of session id that
+	// writes its line before leave.
+	EnterMoveOf func(board any, id string) (leave func(), err error)
+	// WriteEvents writes events' (a []sessions.Event) lines to log (a
+	// *sessions.EventLog); commit makes them durable.
+	WriteEvents func(log any, events any) (commit func() error)
 }
 
 // hooks is written once, by package sessions' init (Install).
@@ -68,6 +74,26 @@ var hooks Hooks
 
 // Install is called by package sessions, and only by it.
 func Install(h Hooks) { hooks = h }
+
+// EnterMoveOf is board's (a *sessions.Board) EnterMove for a move of
+// session id that writes its line in the event log (WriteEvents) before it
+// calls leave: besides the move guard it holds the lock that orders id's
+// moves, so that of two moves of one session, the one that renamed first
+// has its line first, whichever process made them. Never hold it twice for
+// one session at once: the second waits for the first.
+func EnterMoveOf(board any, id string) (leave func(), err error) {
+	mustInstalled()
+	return hooks.EnterMoveOf(board, id)
+}
+
+// WriteEvents writes the lines of events (E is sessions.Event) to log (a
+// *sessions.EventLog), as its Record would, in order; commit makes them
+// durable, passes each to the board's OnEvent, and returns the error (the
+// write's, if that failed). commit must be called, once.
+func WriteEvents[E any](log any, events []E) (commit func() error) {
+	mustInstalled()
+	return hooks.WriteEvents(log, events)
+}
 
 // AppendEventUnsynced appends e (a sessions.Event) to board's (a
 // *sessions.Board) event log without the fsync: for a line that records a
