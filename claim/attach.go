@@ -52,13 +52,49 @@ func (c *Client) attach() error {
 // not shared, or one whose arbiter the caller attached, it does nothing.
 func (c *Client) Close() error {
 	c.arbMu.Lock()
-	a := c.arb
-	c.arb = nil
+	a, lent := c.arb, c.lent
+	c.arb, c.lent, c.inLine = nil, false, false
 	c.arbMu.Unlock()
-	if a == nil {
+	if a == nil || lent {
 		return nil
 	}
 	return a.Close()
+}
+
+// lendArbiter makes c run its arbiter steps (bring the board in line,
+// answer again, name the winner, keep a wait in line) through a, which the
+// caller attached to the board and closes itself: pickup's commands, so
+// that they run exactly the library's steps, not a copy of them. inLine:
+// the caller brought the board in line with a just now (the next step
+// trusts that view rather than fetch again). warn takes what a wait
+// survives (nil: dropped).
+func (c *Client) lendArbiter(a arbiter.Arbiter, inLine bool, warn func(error)) {
+	c.arbMu.Lock()
+	defer c.arbMu.Unlock()
+	c.arb, c.lent, c.inLine, c.warn = a, true, inLine, warn
+}
+
+// ready brings the board in line with a before an arbiter step, unless
+// the caller that lent a did so just before (see lendArbiter).
+func (c *Client) ready(ctx context.Context, a arbiter.Arbiter, trustRecent bool) error {
+	c.arbMu.Lock()
+	inLine := c.inLine
+	c.inLine = false
+	c.arbMu.Unlock()
+	if inLine {
+		return nil
+	}
+	return a.Ready(ctx, trustRecent)
+}
+
+// warned is where a wait's arbiter reports what it survives.
+func (c *Client) warned() func(error) {
+	c.arbMu.Lock()
+	defer c.arbMu.Unlock()
+	if c.warn == nil {
+		return func(error) {}
+	}
+	return c.warn
 }
 
 // Ready brings the board directory in line with the arbiter that New
@@ -94,7 +130,7 @@ func (c *Client) arbitrated(ctx context.Context, do func() (sessions.Session, er
 		return sessions.Session{}, err // nothing moved, on any board
 	}
 	a := c.arbiterOf()
-	if err := a.Ready(ctx, true); err != nil {
+	if err := c.ready(ctx, a, true); err != nil {
 		return sessions.Session{}, err
 	}
 	s, err := do()

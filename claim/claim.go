@@ -30,10 +30,16 @@ type Client struct {
 	log   *sessions.EventLog
 	syncs dirSyncs
 
-	// The arbiter New attached (nil: none; see attach.go), and
-	// config.yaml's shared: (checkArbiter).
-	arbMu      sync.Mutex
-	arb        arbiter.Arbiter
+	// The arbiter New attached, or the caller lent (nil: none; see
+	// attach.go), and config.yaml's shared: (checkArbiter).
+	arbMu sync.Mutex
+	arb   arbiter.Arbiter
+	// lent: the caller opened arb and closes it (lendArbiter); inLine:
+	// it brought the board in line just before, so the next arbiter step
+	// trusts that view; warn takes what a wait survives (nil: dropped).
+	lent       bool
+	inLine     bool
+	warn       func(error)
 	sharedOnce sync.Once
 	sharedAt   string
 }

@@ -12,7 +12,7 @@ import (
 // public API (see internal/claimhook). It only fills the hooks: nothing
 // runs, nothing of the process changes.
 func init() {
-	claimhook.Install(claimhook.Hooks{UseSystem: useSystem, HoldLocksFor: holdLocksFor, ShareLocks: shareLocks, BookOf: bookOf})
+	claimhook.Install(claimhook.Hooks{UseSystem: useSystem, HoldLocksFor: holdLocksFor, ShareLocks: shareLocks, BookOf: bookOf, LendArbiter: lendArbiter})
 }
 
 func useSystem(target any, env proc.Env) {
@@ -49,4 +49,12 @@ func shareLocks(locks any, book arbiter.LockBook) {
 func bookOf(locks any) (arbiter.LockBook, bool) {
 	b, ok := locksOf(locks, "BookOf").shared.(bookLocks)
 	return b.LockBook, ok
+}
+
+func lendArbiter(client any, a arbiter.Arbiter, inLine bool, warn func(error)) {
+	c, ok := client.(*Client)
+	if !ok {
+		panic(fmt.Sprintf("claimhook.LendArbiter: %T is not *claim.Client", client))
+	}
+	c.lendArbiter(a, inLine, warn)
 }

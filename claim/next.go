@@ -48,6 +48,10 @@ type Queue struct {
 	stale    bool // pending is older than opts.Snapshot: renew it before use
 	blocked  int  // sessions of the last listing that wait on dependencies
 
+	// inLine: the pool that made the queue keeps the board in line with
+	// its arbiter while it serves (Pool.Serve), so a wait need not.
+	inLine bool
+
 	// miss, set by tests (export_test.go), is asked after each listing of
 	// todo/; true makes that listing find nothing, as a readdir that
 	// skipped the entries others were renaming would.

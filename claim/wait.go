@@ -124,15 +124,15 @@ func (q *Queue) Wait(ctx context.Context, opts WaitOptions) (sessions.Session, e
 		return sessions.Session{}, &Error{Op: "next", Err: err}
 	}
 	defer w.Close()
-	// On a shared board whose arbiter this client attached: in line with
-	// it first, then kept in line while the wait lasts, so that sessions
-	// made or released elsewhere land in todo/ (pickup's commands do the
-	// same with the arbiter they attach).
-	if a := q.c.arbiterOf(); a.Where() != "" {
-		if err := a.Ready(ctx, false); err != nil {
+	// On a shared board: in line with its arbiter first, then kept in
+	// line while the wait lasts, so that sessions made or released
+	// elsewhere land in todo/; a pool does that once for all its workers
+	// (inLine).
+	if a := q.c.arbiterOf(); a.Where() != "" && !q.inLine {
+		if err := q.c.ready(ctx, a, false); err != nil {
 			return sessions.Session{}, err
 		}
-		defer a.Watch(ctx, func(error) {})()
+		defer a.Watch(ctx, q.c.warned())()
 	}
 	timer := time.NewTimer(rescan)
 	defer timer.Stop()

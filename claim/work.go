@@ -130,6 +130,17 @@ func (p *Pool) Serve(stop context.Context) (WorkSummary, error) {
 	p.queue.Store(q)
 	h := newHalting(stop)
 	defer h.cancel()
+	// A pool that waits on a shared board keeps it in line with its
+	// arbiter once for every worker (a fetch loop, a LISTEN), not once per
+	// waiting worker, so that sessions made or released elsewhere land in
+	// todo/, where the workers' watch sees them.
+	if a := p.Client.arbiterOf(); p.Wait && a.Where() != "" {
+		if err := p.Client.ready(h.ctx, a, false); err != nil {
+			return sum, err
+		}
+		defer a.Watch(h.ctx, p.Client.warned())()
+		q.inLine = true
+	}
 	var wg sync.WaitGroup
 	for w := 1; w <= jobs; w++ {
 		wg.Add(1)

@@ -50,18 +50,13 @@ type Config struct {
 	// pickup init --shared postgres://… sets it to the clone's remote).
 	History string
 	// HistoryEvery is the least time between two history pushes (0: the
-	// default, DefaultHistoryEvery).
+	// default, a minute).
 	HistoryEvery time.Duration
 	// LineupAge is how long a one-shot next trusts a full listing of
 	// todo/ (Board.LineupAge): 0 is the default (1s); "0s" in the file
 	// is stored as a negative value, listing every time.
 	LineupAge time.Duration
 }
-
-// DefaultHistoryEvery is a PostgreSQL board's default batch interval:
-// one push a minute stays under what hosted remotes allow (GitHub
-// recommends at most 6 pushes a minute per repository).
-const DefaultHistoryEvery = time.Minute
 
 // The range of Config.NetworkTimeout: under a second, a healthy remote
 // across a continent would be given up; over ten minutes, an agent would

@@ -3,7 +3,9 @@
 // of internal/: where process information comes from (a memoized reading
 // for a long-running server, a fake host name or /proc in tests), and locks
 // recorded for a process other than the caller (the CLI, a short-lived
-// command, locks for the agent's shell that ran it).
+// command, locks for the agent's shell that ran it), and a command's own
+// arbiter lent to its client, so that the command runs the library's
+// arbiter steps rather than a copy of them.
 //
 // Package claim fills the hooks when it is initialised (claim/hooks.go),
 // once, before any of its code can run; nothing else writes them. A caller
@@ -30,6 +32,9 @@ type Hooks struct {
 	// the book it holds them in (ok false: this machine's only).
 	ShareLocks func(locks any, book arbiter.LockBook)
 	BookOf     func(locks any) (arbiter.LockBook, bool)
+	// LendArbiter makes client (a *claim.Client) run its arbiter steps
+	// through a, which the caller attached and closes.
+	LendArbiter func(client any, a arbiter.Arbiter, inLine bool, warn func(error))
 }
 
 // hooks is written once, by package claim's init (Install).
@@ -69,8 +74,20 @@ func BookOf(locks any) (arbiter.LockBook, bool) {
 	return hooks.BookOf(locks)
 }
 
+// LendArbiter makes client (a *claim.Client) run the arbiter steps of its
+// transitions and waits (bring the board in line, answer again, name the
+// winner, keep a wait in line) through a, an arbiter the caller attached
+// to the board and closes itself: a command runs exactly the library's
+// steps. inLine: the caller brought the board in line with a just now, so
+// the client's next step trusts that view. warn takes what a wait
+// survives (nil: dropped).
+func LendArbiter(client any, a arbiter.Arbiter, inLine bool, warn func(error)) {
+	mustInstalled()
+	hooks.LendArbiter(client, a, inLine, warn)
+}
+
 func mustInstalled() {
-	if hooks.UseSystem == nil || hooks.HoldLocksFor == nil || hooks.ShareLocks == nil || hooks.BookOf == nil {
+	if hooks.UseSystem == nil || hooks.HoldLocksFor == nil || hooks.ShareLocks == nil || hooks.BookOf == nil || hooks.LendArbiter == nil {
 		panic(fmt.Sprintf("claimhook: package claim is not linked in (hooks %+v)", hooks))
 	}
 }

@@ -136,16 +136,6 @@ func (m *sharedMode) beforeCommand(b *sessions.Board, cfg sessions.Config) error
 	return err
 }
 
-// againAfterFetch: see arbiter.answerAgain; false on a board that is not
-// shared.
-func (m *sharedMode) againAfterFetch(err error, answers ...error) (bool, error) {
-	arb := m.arbiter()
-	if arb == nil || err == nil {
-		return false, nil
-	}
-	return arb.AnswerAgain(context.Background(), err, answers...)
-}
-
 // sharedHeartbeat records owner's heartbeat with the arbiter, at most once
 // per a quarter of the stale period (force: now), so that other machines
 // do not reap a live owner of this one. A failure is a warning: the claim
@@ -162,28 +152,6 @@ func (r *run) sharedHeartbeat(owner string, force bool) {
 	if err := arb.Heartbeat(context.Background(), owner, every); err != nil {
 		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
 	}
-}
-
-// sharedPoll keeps a shared board in line while a wait is under way; see
-// arbiter.watch. It returns a function that stops it.
-func (r *run) sharedPoll(ctx context.Context) func() {
-	arb := r.shared.arbiter()
-	if arb == nil {
-		return func() {}
-	}
-	return arb.Watch(ctx, func(err error) {
-		fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
-	})
-}
-
-// sharedSettle completes a transition's error on a shared board; see
-// arbiter.settle.
-func (r *run) sharedSettle(err error) error {
-	arb := r.shared.arbiter()
-	if arb == nil || err == nil {
-		return err
-	}
-	return settle(context.Background(), arb, err) // kinds.go
 }
 
 // initShared is `pickup init --shared [TARGET]`: TARGET is a git remote

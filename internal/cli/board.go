@@ -8,6 +8,7 @@ import (
 
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/boardloc"
+	"github.com/pickup-dev/pickup/internal/claimhook"
 	"github.com/pickup-dev/pickup/sessions"
 )
 
@@ -115,7 +116,20 @@ func (r *run) client() (*claim.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return claim.New(b, owner)
+	cl, err := claim.New(b, owner)
+	if err != nil {
+		return nil, err
+	}
+	// On a shared board the client runs its arbiter steps (answer again,
+	// name the winner, keep a wait in line) through the arbiter ready just
+	// attached and brought the board in line with: the library's steps,
+	// not a copy of them here.
+	if a := r.shared.arbiter(); a != nil {
+		claimhook.LendArbiter(cl, a, true, func(err error) {
+			fmt.Fprintf(r.env.Stderr, "pickup: warning: %s\n", sanitize(err.Error()))
+		})
+	}
+	return cl, nil
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -197,13 +197,8 @@ func (r *run) transitionCommand(name, verb, usage, desc string, do func(*claim.C
 				}
 			}
 			s, err := do(cl, c.Context, id)
-			if again, ferr := r.shared.againAfterFetch(err, claim.ErrSessionNotFound, claim.ErrSessionNotAvailable, claim.ErrClaimLost); ferr != nil {
-				return ferr
-			} else if again {
-				s, err = do(cl, c.Context, id)
-			}
 			if err != nil {
-				return r.sharedSettle(err)
+				return err
 			}
 			return r.printSession(verb, s)
 		},
@@ -260,7 +255,6 @@ func (r *run) nextCommand() *ucli.Command {
 				// cleanly: see interruptible.
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				defer r.sharedPoll(ctx)()
 				if timeout > 0 {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -269,11 +263,6 @@ func (r *run) nextCommand() *ucli.Command {
 				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Wait(ctx, claim.WaitOptions{})
 			} else {
 				s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(context.Background())
-				if again, ferr := r.shared.againAfterFetch(err, claim.ErrNothingAvailable); ferr != nil {
-					return ferr
-				} else if again {
-					s, err = cl.NewQueue(claim.NextOptions{Filter: filter}).Next(context.Background())
-				}
 			}
 			err = cl.Explain(err) // once, at the end: not at every wake-up
 			if err != nil {

@@ -8,14 +8,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
 	"time"
 
-	"github.com/pickup-dev/pickup/claim"
 	arbiterapi "github.com/pickup-dev/pickup/internal/arbiter"
 	"github.com/pickup-dev/pickup/internal/arbiter/location"
 	"github.com/pickup-dev/pickup/internal/leasebook"
@@ -132,21 +130,6 @@ func (r *run) printReport(rep arbiterapi.Report) error {
 	return nil
 }
 
-// settle completes a transition's error: a session that another process
-// of this clone moved first is named with where the arbiter has it once
-// that process's transition is settled there, so that a loser names the
-// winner at the arbiter, not a local racer that lost there too.
-func settle(ctx context.Context, a arbiterapi.Arbiter, err error) error {
-	var e *claim.Error
-	if !errors.As(err, &e) || e.Arbiter || !errors.Is(err, claim.ErrSessionNotAvailable) || e.Holder == "" {
-		return err
-	}
-	if st, owner, ok := a.Settled(ctx, e.ID); ok {
-		e.State, e.Holder = st, owner
-	}
-	return err
-}
-
 // spawnHistoryPusher starts the pusher of the history of the board in dir
 // (a PostgreSQL board's, in git), detached: a state read found a push due
 // and took the turn. The command that read it pays only for starting a
@@ -204,16 +187,4 @@ func (r *run) spawnClaimBeat(b *sessions.Board, owner string) {
 		}
 	}
 	r.spawnBeat(b, owner)
-}
-
-// workPoll keeps a shared board in line while `pickup work --wait` waits
-// (see arbiter.Arbiter.Watch), so that sessions made or released in other clones
-// land in todo/, where the pool's watch sees them: on a PostgreSQL board
-// within milliseconds (LISTEN/NOTIFY). It returns a function that stops
-// it.
-func (r *run) workPoll(ctx context.Context, wait bool) func() {
-	if !wait {
-		return func() {}
-	}
-	return r.sharedPoll(ctx)
 }

@@ -297,7 +297,6 @@ func (r *run) work(c *ucli.Context, tf *tagFlags) error {
 			}
 		}
 	}()
-	defer r.workPoll(stop, wait)()
 	prog := newProgress(r, c.Int("jobs"))
 	pool := &claim.Pool{
 		Client: cl, Jobs: c.Int("jobs"), MaxAttempts: maxAttempts, Wait: wait, Until: until, Filter: filter,

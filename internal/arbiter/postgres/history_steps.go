@@ -34,6 +34,11 @@ const historyErrorFile = "pg-history.err"
 // DefaultBranch), so that one remote keeps one board branch.
 const historyDefaultBranch = "pickup"
 
+// defaultHistoryEvery is the batch interval when config.yaml sets no
+// history_every: one push a minute stays under what hosted remotes allow
+// (GitHub recommends at most 6 pushes a minute per repository).
+const defaultHistoryEvery = time.Minute
+
 // historyOn reports whether cfg sends a PostgreSQL board's history to
 // git, and how often at most.
 func historyOn(cfg *sessions.Config) (time.Duration, bool) {
@@ -43,7 +48,7 @@ func historyOn(cfg *sessions.Config) (time.Duration, bool) {
 	if cfg.HistoryEvery > 0 {
 		return cfg.HistoryEvery, true
 	}
-	return sessions.DefaultHistoryEvery, true
+	return defaultHistoryEvery, true
 }
 
 // historyBranch is the remote's branch that gets the history.

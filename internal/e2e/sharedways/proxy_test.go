@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -82,9 +83,21 @@ func TestRecentFetchTrusted(t *testing.T) {
 	}
 	a.must("agent-a", "claim", other)
 	b.must("", "sync")
+	// B's view stays "a moment ago" however slowly the commands start
+	// (keepFresh), so B's next and claim trust it, find nothing, and must
+	// answer again after a fetch of their own (claim.Client's step, which
+	// the command runs through the arbiter it lent the client).
+	fresh := sync.OnceFunc(b.keepFresh())
+	defer fresh()
 	later := firstField(a.must("", "new", "--title", "made in A", "-"))
 	res = b.pickup(context.Background(), "agent-b", "next", "--json")
 	if res.code != 0 || !strings.Contains(res.stdout, `"`+later+`"`) {
 		t.Fatalf("B's next with %s on the remote only: exit %d\n%s%s", later, res.code, res.stdout, res.stderr)
 	}
+	byID := firstField(a.must("", "new", "--title", "claimed by id in B", "-"))
+	res = b.pickup(context.Background(), "agent-b", "claim", "--json", byID)
+	if res.code != 0 || !strings.Contains(res.stdout, `"`+byID+`"`) {
+		t.Fatalf("B's claim of %s, on the remote only: exit %d\n%s%s", byID, res.code, res.stdout, res.stderr)
+	}
+	fresh()
 }

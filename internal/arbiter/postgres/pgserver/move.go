@@ -57,29 +57,26 @@ const moveSQL = `WITH m AS (
 		last_op = $8, last_by = $9, updated_at = now()
 	WHERE id = $1 AND state = $6 AND owner = $7
 	RETURNING version, fence
-), e AS (
-	INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
-	SELECT $10, $1, $8, $12, $13, $9, $11, version, fence FROM m
-), b AS (
-	INSERT INTO pickup_beats (owner, at, host) SELECT $9, now(), $14 FROM m WHERE $9 <> '' AND $8 <> 'reap'
-	ON CONFLICT (owner) DO UPDATE SET at = now(), host = CASE WHEN $14 = '' THEN pickup_beats.host ELSE $14 END
-), hl AS (
-	INSERT INTO pickup_holders (owner, board, host, holders) SELECT $9, $15, $14, $16::jsonb FROM m
-	WHERE $16::jsonb IS NOT NULL AND $9 <> '' AND $8 <> 'reap'
-	ON CONFLICT (owner, board) DO UPDATE SET holders = EXCLUDED.holders, host = EXCLUDED.host, at = now()
-), n AS (
-	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo'
+` + afterTransition + `
 )
 SELECT version, fence, (SELECT count(*) FROM n) FROM m`
 
 // newSQL is moveSQL for a new session: the insert is the compare-and-swap
-// (an id that exists is a conflict).
+// (an id that exists is a conflict). $6 and $7, empty, only name their
+// type.
 const newSQL = `WITH m AS (
 	INSERT INTO pickup_sessions (id, state, owner, body, version, fence, last_op, last_by)
 	VALUES ($1, $2, $3, $4, nextval('pickup_version'), CASE WHEN $5 THEN nextval('pickup_fence') ELSE 0 END, $8, $9)
 	ON CONFLICT (id) DO NOTHING
 	RETURNING version, fence
-), e AS (
+` + afterTransition + ` AND $6::text = '' AND $7::text = ''
+)
+SELECT version, fence, (SELECT count(*) FROM n) FROM m`
+
+// afterTransition is what moveSQL and newSQL do once m made the
+// transition: the event row, the owner's heartbeat and lease processes,
+// and the NOTIFY of a session arriving in todo (its WHERE left open).
+const afterTransition = `), e AS (
 	INSERT INTO pickup_events (tx, id, op, src, dst, owner, reason, version, fence)
 	SELECT $10, $1, $8, $12, $13, $9, $11, version, fence FROM m
 ), b AS (
@@ -90,9 +87,7 @@ const newSQL = `WITH m AS (
 	WHERE $16::jsonb IS NOT NULL AND $9 <> '' AND $8 <> 'reap'
 	ON CONFLICT (owner, board) DO UPDATE SET holders = EXCLUDED.holders, host = EXCLUDED.host, at = now()
 ), n AS (
-	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo' AND $6::text = '' AND $7::text = ''
-)
-SELECT version, fence, (SELECT count(*) FROM n) FROM m`
+	SELECT pg_notify('` + notifyChannel + `', $1) FROM m WHERE $2 = 'todo'`
 
 // moveOnce is one attempt of move; committing reports that err came after
 // the statement may have reached the server (its outcome is unknown).
