@@ -9,7 +9,8 @@
 // The guarantee: Do calls try again only for an error its Policy's
 // Transient says did not happen, and never sleeps past the budget: the
 // last error comes back (as a *GaveUpError once it was tried more than
-// once) at most one try after the budget is spent. Its limit: whether a
+// once) before the budget is spent, unless a try takes longer than the
+// slowest one before it. Its limit: whether a
 // failure happened is the caller's to judge; a request whose outcome is
 // unknown (a commit whose answer was lost) must not be called transient.
 package retry
@@ -61,18 +62,24 @@ func (e *GaveUpError) Error() string {
 func (e *GaveUpError) Unwrap() error { return e.Err }
 
 // Do calls try (n is 1 for the first try) until it succeeds, fails with
-// an error that is not transient, ctx ends, or the next wait would go
-// past the budget.
+// an error that is not transient, ctx ends, or the next wait and a try as
+// long as the slowest so far would go past the budget: a try that has no
+// time left to finish is not started, so that the answer is the last
+// failure (a refusal, which says what is wrong) rather than the deadline
+// cutting a try short on a slow machine.
 func (p Policy) Do(ctx context.Context, try func(n int) error) error {
 	start := p.now()
+	var slowest time.Duration
 	for n := 1; ; n++ {
+		began := p.now()
 		err := try(n)
 		if err == nil || p.Transient == nil || !p.Transient(err) || ctx.Err() != nil {
 			return err
 		}
+		slowest = max(slowest, p.now().Sub(began))
 		wait := p.Backoff(n)
 		spent := p.now().Sub(start)
-		if spent+wait > p.Budget {
+		if spent+wait+slowest > p.Budget {
 			if n == 1 {
 				return err
 			}

@@ -132,3 +132,26 @@ func repeat(err error, n int) []error {
 	}
 	return out
 }
+
+// TestDoStartsNoTryWithoutRoom: each refused try takes 700 ms (a git
+// process starting on a busy machine). Tries end at 0.7, 1.5, 2.4 and
+// 3.5 s (waits 100, 200, 400 ms between them); a fifth after the 800 ms
+// wait would end at 5 s, past the 4.5 s budget, where the deadline would
+// cut it short and hide the refusal: Do gives up after four.
+func TestDoStartsNoTryWithoutRoom(t *testing.T) {
+	c := &fakeClock{t: time.Unix(0, 0)}
+	tries := 0
+	budget := 4500 * time.Millisecond
+	err := c.policy(budget).Do(context.Background(), func(int) error {
+		tries++
+		c.t = c.t.Add(700 * time.Millisecond)
+		return errDown
+	})
+	var gave *GaveUpError
+	if !errors.As(err, &gave) || !errors.Is(err, errDown) || tries != 4 {
+		t.Fatalf("Do: %v after %d tries, want the refusal after 4", err, tries)
+	}
+	if spent := c.t.Sub(time.Unix(0, 0)); spent > budget {
+		t.Fatalf("Do spent %s, past its %s budget", spent, budget)
+	}
+}
