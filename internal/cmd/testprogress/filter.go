@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +34,10 @@ type pkgState struct {
 	// of a test that never did is printed when its package fails.
 	done    map[string]bool
 	printed map[string]bool // tests whose output a failure printed
+	// took holds the time of each top-level test that finished: a slow
+	// package's line names its slowest, so that what a suite costs can be
+	// read from its log.
+	took map[string]time.Duration
 }
 
 // filter is the state between lines.
@@ -77,6 +82,9 @@ func (f *filter) event(ev event) {
 	case "pass", "skip", "fail":
 		if ev.Test != "" {
 			p.done[ev.Test] = true
+			if !strings.Contains(ev.Test, "/") {
+				p.took[ev.Test] = time.Duration(ev.Elapsed * float64(time.Second))
+			}
 			if ev.Action == "fail" {
 				f.printTest(p, ev.Package, ev.Test)
 			}
@@ -90,7 +98,7 @@ func (f *filter) event(ev event) {
 func (f *filter) pkg(name string) *pkgState {
 	p := f.running[name]
 	if p == nil {
-		p = &pkgState{started: f.now(), done: map[string]bool{}, printed: map[string]bool{}}
+		p = &pkgState{started: f.now(), done: map[string]bool{}, printed: map[string]bool{}, took: map[string]time.Duration{}}
 		f.running[name] = p
 	}
 	return p
@@ -127,7 +135,7 @@ func (f *filter) finishPackage(ev event, p *pkgState) {
 	switch ev.Action {
 	case "pass":
 		f.passed++
-		fmt.Fprintf(f.w, "ok    %-40s %s\n", short(ev.Package), round(elapsed))
+		fmt.Fprintf(f.w, "ok    %-40s %s%s\n", short(ev.Package), round(elapsed), slowest(p.took, elapsed))
 	case "skip":
 		f.skipped++
 		fmt.Fprintf(f.w, "-     %-40s no tests\n", short(ev.Package))
@@ -148,8 +156,42 @@ func (f *filter) finishPackage(ev event, p *pkgState) {
 		if b.Len() > 0 {
 			fmt.Fprintf(f.w, "--- %s failed outside a finished test; its output:\n%s", short(ev.Package), endLine(b.String()))
 		}
-		fmt.Fprintf(f.w, "FAIL  %-40s %s\n", short(ev.Package), round(elapsed))
+		fmt.Fprintf(f.w, "FAIL  %-40s %s%s\n", short(ev.Package), round(elapsed), slowest(p.took, elapsed))
 	}
+}
+
+// Packages that take at least slowPackage have their slowest slowTests
+// tests named on their line.
+const (
+	slowPackage = 30 * time.Second
+	slowTests   = 5
+)
+
+// slowest names the slowest top-level tests of a package that took
+// elapsed, for the end of its line: " (slowest: TestA 2m1s, TestB 40.2s)".
+// Parallel tests overlap, so their times may add up to more than elapsed.
+func slowest(took map[string]time.Duration, elapsed time.Duration) string {
+	if elapsed < slowPackage || len(took) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(took))
+	for n := range took {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(took[b], took[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	if len(names) > slowTests {
+		names = names[:slowTests]
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + " " + round(took[n])
+	}
+	return " (slowest: " + strings.Join(parts, ", ") + ")"
 }
 
 // goSummary reports a package-level line that go test prints for every

@@ -121,6 +121,23 @@ func TestFilter(t *testing.T) {
 			want: []string{"claim/x.go:2:23: cannot use \"s\"\n", "FAIL  claim"},
 		},
 		{
+			name: "a slow package names its slowest top-level tests, slowest first",
+			steps: []step{
+				{ev: event{Action: "pass", Package: pkgA, Test: "TestA", Elapsed: 3}},
+				{ev: event{Action: "pass", Package: pkgA, Test: "TestB/sub", Elapsed: 90}},
+				{ev: event{Action: "pass", Package: pkgA, Test: "TestB", Elapsed: 95}},
+				{ev: event{Action: "fail", Package: pkgA, Test: "TestC", Elapsed: 40}},
+				{ev: event{Action: "pass", Package: pkgA, Test: "TestD", Elapsed: 1}},
+				{ev: event{Action: "pass", Package: pkgA, Test: "TestE", Elapsed: 2}},
+				{ev: event{Action: "skip", Package: pkgA, Test: "TestF", Elapsed: 0}},
+				{ev: event{Action: "fail", Package: pkgA, Elapsed: 140}},
+				{ev: event{Action: "pass", Package: "github.com/pickup-dev/pickup/sessions", Test: "TestQuick", Elapsed: 29}},
+				{ev: event{Action: "pass", Package: "github.com/pickup-dev/pickup/sessions", Elapsed: 29.5}},
+			},
+			want:    []string{"FAIL  claim", "2m20s (slowest: TestB 1m35s, TestC 40.0s, TestA 3.0s, TestE 2.0s, TestD 1.0s)\n", "ok    sessions", "29.5s\n"},
+			notWant: []string{"TestB/sub", "TestF", "TestQuick"},
+		},
+		{
 			name: "running packages are named with their time at each tick",
 			steps: []step{
 				{tick: true},
