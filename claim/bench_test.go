@@ -55,10 +55,10 @@ func BenchmarkClaimRelease(b *testing.B) {
 //	x-floor         their ratio (target >= 0.5, at 20,000 sessions in scripts/bench)
 //	x-floor-cpu     floor CPU time / library CPU time, the same ratio as
 //	                CPU cost, steadier than x-floor on a busy machine
-//	x-recorded      the library's rate / drain.RecordedFloor's (the
-//	                renames plus a read of each claimed file and a line
-//	                of history under flock: the least a claim must do)
-//	x-recorded-cpu  the same ratio in CPU time
+//	x-work          the library's rate / drain.FloorWith's doing by hand
+//	                all that a claim does besides its rename (a line of
+//	                history, the move guard, the freshness check)
+//	x-work-cpu      the same ratio in CPU time
 func BenchmarkDrain8(b *testing.B) {
 	const n, workers = 2000, 8
 	var lib, floor, libCPU, floorCPU, rec, recCPU time.Duration
@@ -89,7 +89,7 @@ func BenchmarkDrain8(b *testing.B) {
 		}
 		floor += f.Elapsed
 		floorCPU += f.CPU
-		rb, err := benchkit.NewBoard(filepath.Join(dir, fmt.Sprintf("recorded%d", i)))
+		rb, err := benchkit.NewBoard(filepath.Join(dir, fmt.Sprintf("work%d", i)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func BenchmarkDrain8(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := drain.RecordedFloor(rb, rids, workers)
+		r, err := drain.FloorWith(rb, rids, workers, drain.Work{Line: true, Guard: true, Fresh: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -119,6 +119,6 @@ func BenchmarkDrain8(b *testing.B) {
 	b.ReportMetric(libRate/floorRate, "x-floor")
 	// The same ratio in CPU time, which a busy machine disturbs less.
 	b.ReportMetric(float64(floorCPU)/float64(libCPU), "x-floor-cpu")
-	b.ReportMetric(libRate/(float64(n*b.N)/rec.Seconds()), "x-recorded")
-	b.ReportMetric(float64(recCPU)/float64(libCPU), "x-recorded-cpu")
+	b.ReportMetric(libRate/(float64(n*b.N)/rec.Seconds()), "x-work")
+	b.ReportMetric(float64(recCPU)/float64(libCPU), "x-work-cpu")
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/pickup-dev/pickup/claim"
 	"github.com/pickup-dev/pickup/internal/benchkit"
 	"github.com/pickup-dev/pickup/sessions"
+	"golang.org/x/sys/unix"
 )
 
 // Result is the outcome of draining a board's todo/.
@@ -39,44 +41,124 @@ func (d Result) Rate() float64 { return float64(d.Claims) / d.Elapsed.Seconds() 
 // the same files. The doing/g<N> directories are made before the clock
 // starts. ids are the sessions in todo/ (e.g. benchkit.Fill's result).
 func Floor(b *sessions.Board, ids []string, workers int) (Result, error) {
-	return floor(b, ids, workers, nil)
+	return FloorWith(b, ids, workers, Work{})
 }
 
-// RecordedFloor is Floor with the least that a claim must do beyond its
-// rename, done by hand with the fewest system calls: the winner reads the
-// claimed file (a claim returns the session) and appends one line to a
-// log kept open for the whole drain, under flock(2) as every writer of
-// the event log takes it (a claim is recorded in the history). It tells
-// how much of the library's distance to Floor is that work, and how much
-// is the library's own.
-func RecordedFloor(b *sessions.Board, ids []string, workers int) (Result, error) {
-	log, err := os.OpenFile(filepath.Join(b.Dir, "floor-events.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return Result{}, err
+// Work is what a floor does beyond its renames: the steps that a claim
+// through the library takes besides the rename, each done by hand with
+// the fewest system calls, so that a ladder of floors tells what each
+// step costs and how much of the library's distance to Floor is its own.
+type Work struct {
+	// Line appends one line of history per claim won to a log kept open
+	// for the whole drain (O_APPEND, one write(2), as the board's event
+	// log appends where the filesystem makes that atomic).
+	Line bool
+	// Guard holds the board's move guard over each rename and its line,
+	// as every move does: open .pickup/moves.lock, flock(2) it shared,
+	// lock the byte that orders the session's moves (an OFD lock), and
+	// close it after the line.
+	Guard bool
+	// Fresh lstat(2)s each listed file before trying it, as a claim checks
+	// that the listing it chose from still holds (a file edited since
+	// goes back in order), and skips a file that is gone.
+	Fresh bool
+}
+
+func (w Work) String() string {
+	switch w {
+	case Work{}:
+		return "rename"
+	case Work{Line: true}:
+		return "rename, a history line"
+	case Work{Line: true, Guard: true}:
+		return "rename, a history line, the move guard"
+	case Work{Line: true, Guard: true, Fresh: true}:
+		return "rename, a history line, the move guard, the freshness check"
 	}
-	defer log.Close()
-	fd := int(log.Fd())
-	buf := make([][]byte, workers)
-	return floor(b, ids, workers, func(w int, to string) error {
-		data, err := os.ReadFile(to)
+	return fmt.Sprintf("rename, line %t, guard %t, fresh %t", w.Line, w.Guard, w.Fresh)
+}
+
+// guardFile and guardBytes are sessions' move guard (sessions/moveguard.go):
+// its file in the board's runtime folder and how many bytes order moves.
+const (
+	guardFile  = "moves.lock"
+	guardBytes = 4096
+)
+
+// guardByte is the byte of the guard file that orders id's moves, as
+// sessions picks it (FNV-1a of the id).
+func guardByte(id string) int64 {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint32(id[i])) * 16777619
+	}
+	return int64(h % guardBytes)
+}
+
+// FloorWith is Floor doing w besides the renames (see Work).
+func FloorWith(b *sessions.Board, ids []string, workers int, w Work) (Result, error) {
+	var log *os.File
+	if w.Line {
+		var err error
+		log, err = os.OpenFile(filepath.Join(b.Dir, "floor-events.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
-			return err
+			return Result{}, err
 		}
-		buf[w] = fmt.Appendf(buf[w][:0], "{\"op\":\"claim\",\"owner\":\"g%d\",\"bytes\":%d}\n", w, len(data))
-		if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
-			return err
+		defer log.Close()
+	}
+	guard := filepath.Join(b.RuntimeDir(), guardFile)
+	if w.Guard {
+		if err := os.MkdirAll(b.RuntimeDir(), 0o755); err != nil {
+			return Result{}, err
 		}
-		_, err = log.Write(buf[w])
-		if uerr := syscall.Flock(fd, syscall.LOCK_UN); err == nil {
-			err = uerr
+	}
+	buf := make([][]byte, workers)
+	return floor(b, ids, workers, func(g int, id, from, to string) (bool, error) {
+		if w.Fresh {
+			var st unix.Stat_t
+			if err := unix.Lstat(from, &st); err == unix.ENOENT {
+				return false, nil
+			} else if err != nil {
+				return false, &os.PathError{Op: "lstat", Path: from, Err: err}
+			}
 		}
-		return err
+		fd := -1
+		if w.Guard {
+			var err error
+			if fd, err = unix.Open(guard, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o644); err != nil {
+				return false, &os.PathError{Op: "open", Path: guard, Err: err}
+			}
+			defer unix.Close(fd)
+			if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err != nil {
+				return false, &os.PathError{Op: "flock", Path: guard, Err: err}
+			}
+			lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: guardByte(id), Len: 1}
+			// Waiting in the kernel (F_OFD_SETLKW) for another worker's
+			// move of the same session: the fewest calls for what the
+			// library polls for.
+			if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLKW, &lk); err != nil {
+				return false, &os.PathError{Op: "lock a byte of", Path: guard, Err: err}
+			}
+		}
+		if err := syscall.Rename(from, to); err == syscall.ENOENT {
+			return false, nil
+		} else if err != nil {
+			return false, &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+		}
+		if w.Line {
+			buf[g] = fmt.Appendf(buf[g][:0], "{\"id\":%q,\"op\":\"next\",\"from\":\"todo\",\"to\":\"doing\",\"owner\":\"g%d\"}\n", id, g)
+			if _, err := log.Write(buf[g]); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
 	})
 }
 
-// floor races the renames; won, if set, runs in worker w after each
-// rename it won, to path to, inside the clock.
-func floor(b *sessions.Board, ids []string, workers int, won func(w int, to string) error) (Result, error) {
+// floor races the claims: worker g calls claim for each session in the
+// list's order, inside the clock; claim says whether it won the session,
+// and a false with no error is a race lost (the file gone).
+func floor(b *sessions.Board, ids []string, workers int, claim func(g int, id, from, to string) (bool, error)) (Result, error) {
 	todo := b.StateDir(sessions.Todo, "")
 	src := make([]string, len(ids))
 	for i, id := range ids {
@@ -106,19 +188,12 @@ func floor(b *sessions.Board, ids []string, workers int, won func(w int, to stri
 			ready.Done()
 			<-start
 			for i := range src {
-				err := syscall.Rename(src[i], to[i])
-				switch err {
-				case nil:
+				won, err := claim(w, ids[i], src[i], to[i])
+				if won {
 					counts[w]++
-					if won != nil {
-						if err := won(w, to[i]); err != nil {
-							errs[w] = err
-							return
-						}
-					}
-				case syscall.ENOENT:
-				default:
-					errs[w] = &os.LinkError{Op: "rename", Old: src[i], New: to[i], Err: err}
+				}
+				if err != nil {
+					errs[w] = err
 					return
 				}
 			}
