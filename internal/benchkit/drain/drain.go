@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -132,11 +131,7 @@ func FloorWith(b *sessions.Board, ids []string, workers int, w Work) (Result, er
 			if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err != nil {
 				return false, &os.PathError{Op: "flock", Path: guard, Err: err}
 			}
-			lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart, Start: guardByte(id), Len: 1}
-			// Waiting in the kernel (F_OFD_SETLKW) for another worker's
-			// move of the same session: the fewest calls for what the
-			// library polls for.
-			if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLKW, &lk); err != nil {
+			if err := lockByte(fd, guardByte(id)); err != nil {
 				return false, &os.PathError{Op: "lock a byte of", Path: guard, Err: err}
 			}
 		}
