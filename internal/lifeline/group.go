@@ -78,10 +78,12 @@ func (l *Lifeline) Start(cmd *exec.Cmd) (*Group, error) {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	path, args, extra := cmd.Path, cmd.Args, cmd.ExtraFiles
+	files, waitFD, reportFD, closeCopies := gateFiles(extra, wait, report)
 	cmd.Path = l.exe
-	cmd.Args = append([]string{l.argv0, ArgGate, strconv.Itoa(3 + len(extra)), strconv.Itoa(4 + len(extra)), path}, args...)
-	cmd.ExtraFiles = append(append([]*os.File{}, extra...), wait, report)
+	cmd.Args = append([]string{l.argv0, ArgGate, strconv.Itoa(waitFD), strconv.Itoa(reportFD), path}, args...)
+	cmd.ExtraFiles = files
 	err = cmd.Start()
+	closeCopies()
 	wait.Close()
 	report.Close()                                         // the gate's alone now: end of file once it execs or exits
 	cmd.Path, cmd.Args, cmd.ExtraFiles = path, args, extra // as the caller made it

@@ -258,6 +258,30 @@ func TestGate(t *testing.T) {
 	}
 }
 
+// TestGateInherited: TestGate again, in a process that inherited two
+// descriptors above stderr open across exec, as a make jobserver's pipe
+// or a wrapper's log reaches pickup: a command started directly gets them
+// at their numbers, and so must one started through the gate (whose own
+// pipes once took 3 and 4 and left it without them).
+func TestGateInherited(t *testing.T) {
+	if os.Getenv("LIFELINE_TEST_INHERITED") != "" {
+		t.Skip("already the process with the inherited descriptors")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGate$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "LIFELINE_TEST_INHERITED=1")
+	cmd.ExtraFiles = []*os.File{r, w} // 3 and 4, open across exec
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestGate ") {
+		t.Fatalf("TestGate with descriptors 3 and 4 inherited: %v\n%s", err, out)
+	}
+}
+
 // TestGateCannotExec: a command that its gate cannot exec exits 127 or
 // 126 as it would from a shell, and StartErr says why; a command that runs
 // and exits 127 itself has no StartErr. Only StartErr tells them apart.
